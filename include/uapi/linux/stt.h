@@ -40,6 +40,8 @@
  * IFLA_STT_LINK (u32)
  *	Ifindex of the underlay device: the outer route must leave through it.
  *	Optional.
+ * IFLA_STT_PAD
+ *	Alignment padding for IFLA_STT_ID in dumps; never sent by users.
  *
  * Changing IFLA_STT_PORT or IFLA_STT_COLLECT_METADATA on an existing device
  * is refused: both decide how received frames are dispatched.
@@ -73,6 +75,7 @@ enum {
 	IFLA_STT_DF,
 	IFLA_STT_COLLECT_METADATA,
 	IFLA_STT_LINK,
+	IFLA_STT_PAD,
 	__IFLA_STT_MAX
 };
 

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * STT network device: netdev and ethtool operations, receive ports and the
+ * (context ID, remote) table frames are dispatched with.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/hash.h>
+#include <linux/if_vlan.h>
+#include <linux/in6.h>
+#include <linux/net.h>
+#include <net/inet_sock.h>
+#include <net/ipv6.h>
+#include <net/rtnetlink.h>
+#include <net/sock.h>
+
+#include "stt.h"
+
+static const char stt_dev_stat_names[STT_DEV_STAT_MAX][ETH_GSTRING_LEN] = {
+	[STT_DEV_RX_WHOLE]		= "rx_frames_whole",
+	[STT_DEV_RX_REASM]		= "rx_frames_reassembled",
+	[STT_DEV_RX_REASM_SEGS]		= "rx_reassembled_segments",
+	[STT_DEV_RX_GSO]		= "rx_frames_gso",
+	[STT_DEV_RX_FRAGLIST_FIXUP]	= "rx_fraglist_reshaped",
+	[STT_DEV_RX_LINEARIZED]		= "rx_linearized",
+	[STT_DEV_TX_FRAMES]		= "tx_frames",
+	[STT_DEV_TX_GSO]		= "tx_frames_gso",
+	[STT_DEV_TX_SW_SEGMENTED]	= "tx_sw_segmented",
+	[STT_DEV_TX_CSUM_HELP]		= "tx_sw_checksummed",
+	[STT_DEV_TX_LOOP]		= "tx_drop_loop",
+	[STT_DEV_TX_NO_ROUTE]		= "tx_drop_no_route",
+	[STT_DEV_TX_NO_MD]		= "tx_drop_no_metadata",
+	[STT_DEV_TX_TOO_BIG]		= "tx_drop_too_big",
+};
+
+/* Namespace-wide counters: the device is not known yet when these happen. */
+static const char stt_ns_stat_names[STT_NS_STAT_MAX][ETH_GSTRING_LEN] = {
+	[STT_NS_RX_SEGS]		= "ns_rx_segments",
+	[STT_NS_DROP_TRUNCATED]		= "ns_drop_truncated",
+	[STT_NS_DROP_CSUM]		= "ns_drop_bad_csum",
+	[STT_NS_DROP_TCP_FLAGS]		= "ns_drop_tcp_flags",
+	[STT_NS_DROP_EMPTY]		= "ns_drop_empty",
+	[STT_NS_DROP_BAD_LEN]		= "ns_drop_bad_frame_len",
+	[STT_NS_DROP_BAD_OFFSET]	= "ns_drop_bad_offset",
+	[STT_NS_DROP_LEN_MISMATCH]	= "ns_drop_len_mismatch",
+	[STT_NS_DROP_OVERLAP]		= "ns_drop_overlap",
+	[STT_NS_DROP_DUP]		= "ns_drop_duplicate",
+	[STT_NS_DROP_REASM_TIMEOUT]	= "ns_drop_reasm_timeout",
+	[STT_NS_DROP_REASM_MEM]		= "ns_drop_reasm_mem",
+	[STT_NS_DROP_VERSION]		= "ns_drop_bad_version",
+	[STT_NS_DROP_FLAGS]		= "ns_drop_bad_flags",
+	[STT_NS_DROP_OFFLOAD]		= "ns_drop_bad_offload",
+	[STT_NS_DROP_VLAN]		= "ns_drop_bad_vlan",
+	[STT_NS_DROP_NO_DEV]		= "ns_drop_no_device",
+	[STT_NS_DROP_OUTER_FRAG]	= "ns_drop_outer_fragment",
+	[STT_NS_DROP_OUTER_EXTHDR]	= "ns_drop_outer_exthdr",
+	[STT_NS_DROP_ECN]		= "ns_drop_ecn",
+	[STT_NS_DROP_NOMEM]		= "ns_drop_nomem",
+	[STT_NS_REASM_FRAMES]		= "ns_reasm_frames",
+	[STT_NS_REASM_SEGS]		= "ns_reasm_segments",
+};
+
+/* Gauges after the counters. */
+static const char stt_gauge_names[][ETH_GSTRING_LEN] = {
+	"ns_reasm_mem_bytes",
+	"ns_reasm_mem_limit",
+	"ns_reasm_pending_frames",
+};
+
+#define STT_N_STATS (STT_DEV_STAT_MAX + STT_NS_STAT_MAX + \
+		     ARRAY_SIZE(stt_gauge_names))
+
+static int stt_init(struct net_device *dev)
+{
+	struct stt_dev *stt = netdev_priv(dev);
+	int err;
+
+	dev->tstats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
+	if (!dev->tstats)
+		return -ENOMEM;
+
+	stt->stats = netdev_alloc_pcpu_stats(struct stt_dev_stats);
+	if (!stt->stats) {
+		err = -ENOMEM;
+		goto err_tstats;
+	}
+
+	err = gro_cells_init(&stt->gro_cells, dev);
+	if (err)
+		goto err_stats;
+
+	err = dst_cache_init(&stt->dst_cache, GFP_KERNEL);
+	if (err)
+		goto err_gro;
+
+	netdev_lockdep_set_classes(dev);
+	return 0;
+
+err_gro:
+	gro_cells_destroy(&stt->gro_cells);
+err_stats:
+	free_percpu(stt->stats);
+err_tstats:
+	free_percpu(dev->tstats);
+	return err;
+}
+
+static void stt_uninit(struct net_device *dev)
+{
+	struct stt_dev *stt = netdev_priv(dev);
+
+	dst_cache_destroy(&stt->dst_cache);
+	gro_cells_destroy(&stt->gro_cells);
+	free_percpu(stt->stats);
+	free_percpu(dev->tstats);
+}
+
+static int stt_open(struct net_device *dev)
+{
+	netif_carrier_on(dev);
+	return 0;
+}
+
+static int stt_stop(struct net_device *dev)
+{
+	return 0;
+}
+
+static int stt_get_iflink(const struct net_device *dev)
+{
+	struct stt_dev *stt = netdev_priv(dev);
+	const struct stt_config *cfg;
+	int link;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(stt->cfg);
+	link = cfg ? cfg->link : 0;
+	rcu_read_unlock();
+	return link;
+}
+
+static const struct net_device_ops stt_netdev_ops = {
+	.ndo_init		= stt_init,
+	.ndo_uninit		= stt_uninit,
+	.ndo_open		= stt_open,
+	.ndo_stop		= stt_stop,
+	.ndo_start_xmit		= stt_xmit,
+	.ndo_features_check	= stt_features_check,
+	.ndo_get_stats64	= dev_get_tstats64,
+	.ndo_set_mac_address	= eth_mac_addr,
+	.ndo_validate_addr	= eth_validate_addr,
+	.ndo_get_iflink		= stt_get_iflink,
+	.ndo_fill_metadata_dst	= stt_fill_metadata_dst,
+};
+
+static void stt_get_drvinfo(struct net_device *dev,
+			    struct ethtool_drvinfo *drvinfo)
+{
+	strscpy(drvinfo->driver, STT_DRV_NAME, sizeof(drvinfo->driver));
+	strscpy(drvinfo->version, STT_DRV_VERSION, sizeof(drvinfo->version));
+}
+
+static int stt_get_sset_count(struct net_device *dev, int sset)
+{
+	return sset == ETH_SS_STATS ? STT_N_STATS : -EOPNOTSUPP;
+}
+
+static void stt_get_strings(struct net_device *dev, u32 sset, u8 *buf)
+{
+	if (sset != ETH_SS_STATS)
+		return;
+	memcpy(buf, stt_dev_stat_names, sizeof(stt_dev_stat_names));
+	buf += sizeof(stt_dev_stat_names);
+	memcpy(buf, stt_ns_stat_names, sizeof(stt_ns_stat_names));
+	buf += sizeof(stt_ns_stat_names);
+	memcpy(buf, stt_gauge_names, sizeof(stt_gauge_names));
+}
+
+static void stt_get_ethtool_stats(struct net_device *dev,
+				  struct ethtool_stats *stats, u64 *data)
+{
+	struct stt_dev *stt = netdev_priv(dev);
+	struct stt_net *sn = stt_pernet(stt->net);
+	unsigned int start, i;
+	int cpu;
+
+	memset(data, 0, sizeof(u64) * STT_N_STATS);
+	for_each_possible_cpu(cpu) {
+		const struct stt_dev_stats *ds = per_cpu_ptr(stt->stats, cpu);
+		const struct stt_ns_stats *ns = per_cpu_ptr(sn->stats, cpu);
+		u64 v[STT_DEV_STAT_MAX + STT_NS_STAT_MAX];
+
+		do {
+			start = u64_stats_fetch_begin_irq(&ds->syncp);
+			for (i = 0; i < STT_DEV_STAT_MAX; i++)
+				v[i] = u64_stats_read(&ds->cnt[i]);
+		} while (u64_stats_fetch_retry_irq(&ds->syncp, start));
+		for (i = 0; i < STT_DEV_STAT_MAX; i++)
+			data[i] += v[i];
+
+		do {
+			start = u64_stats_fetch_begin_irq(&ns->syncp);
+			for (i = 0; i < STT_NS_STAT_MAX; i++)
+				v[i] = u64_stats_read(&ns->cnt[i]);
+		} while (u64_stats_fetch_retry_irq(&ns->syncp, start));
+		for (i = 0; i < STT_NS_STAT_MAX; i++)
+			data[STT_DEV_STAT_MAX + i] += v[i];
+	}
+	data += STT_DEV_STAT_MAX + STT_NS_STAT_MAX;
+	data[0] = atomic_long_read(&sn->reasm.mem);
+	data[1] = READ_ONCE(stt_reasm_max_mem);
+	data[2] = READ_ONCE(sn->reasm.nqueues);
+}
+
+static const struct ethtool_ops stt_ethtool_ops = {
+	.get_drvinfo		= stt_get_drvinfo,
+	.get_link		= ethtool_op_get_link,
+	.get_strings		= stt_get_strings,
+	.get_sset_count		= stt_get_sset_count,
+	.get_ethtool_stats	= stt_get_ethtool_stats,
+};
+
+static const struct device_type stt_type = {
+	.name = STT_DRV_NAME,
+};
+
+/* Inner packets keep their offloads: STT carries checksum-partial and MSS
+ * to the far end, so the stack may hand us 64 KB TSO packets of any
+ * checksum kind.  What the header cannot describe is resolved in xmit.c.
+ */
+#define STT_FEATURES (NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_FRAGLIST | \
+		      NETIF_F_RXCSUM | NETIF_F_GSO_SOFTWARE | \
+		      NETIF_F_HIGHDMA | NETIF_F_HW_VLAN_CTAG_TX)
+
+void stt_setup(struct net_device *dev)
+{
+	ether_setup(dev);
+
+	dev->netdev_ops = &stt_netdev_ops;
+	dev->ethtool_ops = &stt_ethtool_ops;
+	dev->needs_free_netdev = true;
+	SET_NETDEV_DEVTYPE(dev, &stt_type);
+
+	dev->features |= STT_FEATURES | NETIF_F_LLTX;
+	dev->hw_features |= STT_FEATURES;
+	dev->vlan_features = dev->features & ~NETIF_F_HW_VLAN_CTAG_TX;
+
+	/* Default 1500: inner frames stay bridgeable to ordinary hosts, and
+	 * TCP still hands us 64 KB GSO packets, which travel as one frame.
+	 */
+	dev->mtu = ETH_DATA_LEN;
+	dev->min_mtu = ETH_MIN_MTU;
+	dev->max_mtu = STT_MAX_MTU;
+	/* Frames hold at most 65517 bytes of inner Ethernet frame. */
+	netif_set_tso_max_size(dev, STT_MAX_FRAME_LEN - STT_HLEN);
+
+	netif_keep_dst(dev);
+	dev->priv_flags &= ~IFF_TX_SKB_SHARING;
+	dev->priv_flags |= IFF_LIVE_ADDR_CHANGE | IFF_NO_QUEUE;
+	eth_hw_addr_random(dev);
+}
+
+static u32 stt_key_hash(__be64 key)
+{
+	return hash_64((__force u64)key, STT_KEY_HASH_BITS);
+}
+
+/* Reserve @port for STT: a bound TCP socket that never listens makes local
+ * bind() fail with EADDRINUSE; the receive hook makes sure nothing that
+ * arrives for the port reaches TCP (which would answer with RST).
+ */
+static int stt_port_sock(struct net *net, int family, __be16 port,
+			 struct socket **sockp)
+{
+	struct sockaddr_storage ss = {};
+	struct socket *sock;
+	int err, len;
+
+	err = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &sock);
+	if (err)
+		return err;
+
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		ip6_sock_set_v6only(sock->sk);	/* IPv4 has its own socket */
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = port;
+		len = sizeof(*sin6);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = port;
+		len = sizeof(*sin);
+	}
+
+	err = kernel_bind(sock, (struct sockaddr *)&ss, len);
+	if (err) {
+		sock_release(sock);
+		return err;
+	}
+	*sockp = sock;
+	return 0;
+}
+
+/* Find or create the port record.  RTNL held. */
+struct stt_port *stt_port_get(struct stt_net *sn, __be16 port)
+{
+	struct stt_port *sp;
+	int err, i;
+
+	ASSERT_RTNL();
+	list_for_each_entry(sp, &sn->port_list, list)
+		if (sp->port == port)
+			return sp;
+
+	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	if (!sp)
+		return ERR_PTR(-ENOMEM);
+	sp->port = port;
+	for (i = 0; i < STT_KEY_HASH_SIZE; i++)
+		INIT_HLIST_HEAD(&sp->keys[i]);
+
+	err = stt_port_sock(sn->net, AF_INET, port, &sp->sock4);
+	if (err)
+		goto err_free;
+#if IS_ENABLED(CONFIG_IPV6)
+	err = stt_port_sock(sn->net, AF_INET6, port, &sp->sock6);
+	if (err && err != -EAFNOSUPPORT)
+		goto err_sock4;
+#endif
+	list_add_rcu(&sp->list, &sn->port_list);
+	return sp;
+
+#if IS_ENABLED(CONFIG_IPV6)
+err_sock4:
+	sock_release(sp->sock4);
+#endif
+err_free:
+	kfree(sp);
+	return ERR_PTR(err);
+}
+
+/* Namespace exit: hooks are unregistered and no device is left. */
+void stt_ports_free(struct stt_net *sn)
+{
+	struct stt_port *sp, *tmp;
+
+	list_for_each_entry_safe(sp, tmp, &sn->port_list, list) {
+		list_del(&sp->list);
+		if (sp->sock6)
+			sock_release(sp->sock6);
+		sock_release(sp->sock4);
+		kfree(sp);
+	}
+}
+
+static bool stt_same_remote(const struct stt_config *a,
+			    const struct stt_config *b)
+{
+	if (a->ipv6 != b->ipv6)
+		return false;
+	if (a->ipv6)
+		return ipv6_addr_equal(&a->key.u.ipv6.dst, &b->key.u.ipv6.dst);
+	return a->key.u.ipv4.dst == b->key.u.ipv4.dst;
+}
+
+/* Would @cfg clash with a device already on its port?  RTNL held. */
+static int stt_check_clash(struct stt_port *sp, struct stt_dev *self,
+			   const struct stt_config *cfg,
+			   struct netlink_ext_ack *extack)
+{
+	struct stt_dev *other;
+
+	if (cfg->collect_md) {
+		other = rtnl_dereference(sp->md_dev);
+		if (other && other != self) {
+			NL_SET_ERR_MSG(extack,
+				       "An external STT device already uses this destination port");
+			return -EBUSY;
+		}
+		return 0;
+	}
+
+	hlist_for_each_entry(other, &sp->keys[stt_key_hash(cfg->key.tun_id)],
+			     hnode) {
+		const struct stt_config *ocfg = rtnl_dereference(other->cfg);
+
+		if (other == self || ocfg->key.tun_id != cfg->key.tun_id)
+			continue;
+		if (stt_same_remote(ocfg, cfg)) {
+			NL_SET_ERR_MSG(extack,
+				       "An STT device with this port, key and remote already exists");
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+static void stt_link_port(struct stt_dev *stt, struct stt_port *sp,
+			  const struct stt_config *cfg)
+{
+	stt->port = sp;
+	if (cfg->collect_md)
+		rcu_assign_pointer(sp->md_dev, stt);
+	else
+		hlist_add_head_rcu(&stt->hnode,
+				   &sp->keys[stt_key_hash(cfg->key.tun_id)]);
+}
+
+static void stt_unlink_port(struct stt_dev *stt,
+			    const struct stt_config *cfg)
+{
+	struct stt_port *sp = stt->port;
+
+	if (!sp)
+		return;
+	if (cfg->collect_md) {
+		if (rtnl_dereference(sp->md_dev) == stt)
+			RCU_INIT_POINTER(sp->md_dev, NULL);
+	} else {
+		hlist_del_init_rcu(&stt->hnode);
+	}
+	stt->port = NULL;
+}
+
+static unsigned int stt_needed_headroom(const struct stt_config *cfg)
+{
+	unsigned int ip = cfg->ipv6 || cfg->collect_md ?
+			  sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+
+	return LL_MAX_HEADER + ip + STT_ENCAP_HLEN;
+}
+
+int stt_configure(struct net *net, struct net_device *dev,
+		  const struct stt_config *cfg, struct netlink_ext_ack *extack)
+{
+	struct stt_net *sn = stt_pernet(net);
+	struct stt_dev *stt = netdev_priv(dev);
+	struct stt_config *ncfg;
+	struct stt_port *sp;
+	int err;
+
+	stt->net = net;
+	stt->dev = dev;
+	INIT_HLIST_NODE(&stt->hnode);
+
+	sp = stt_port_get(sn, cfg->key.tp_dst);
+	if (IS_ERR(sp)) {
+		NL_SET_ERR_MSG(extack, "Cannot reserve the STT port");
+		return PTR_ERR(sp);
+	}
+
+	err = stt_check_clash(sp, stt, cfg, extack);
+	if (err)
+		return err;
+
+	ncfg = kmemdup(cfg, sizeof(*cfg), GFP_KERNEL);
+	if (!ncfg)
+		return -ENOMEM;
+	RCU_INIT_POINTER(stt->cfg, ncfg);
+
+	dev->needed_headroom = stt_needed_headroom(cfg);
+
+	err = register_netdevice(dev);
+	if (err) {
+		RCU_INIT_POINTER(stt->cfg, NULL);
+		kfree(ncfg);
+		return err;
+	}
+
+	stt_link_port(stt, sp, ncfg);
+	list_add(&stt->next, &sn->dev_list);
+	return 0;
+}
+
+/* Apply a complete new configuration.  Port and mode never change here
+ * (netlink.c refuses that), so the device stays on the same port record.
+ */
+int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
+		    struct netlink_ext_ack *extack)
+{
+	struct stt_dev *stt = netdev_priv(dev);
+	struct stt_config *old = rtnl_dereference(stt->cfg);
+	struct stt_port *sp = stt->port;
+	struct stt_config *ncfg;
+	int err;
+
+	err = stt_check_clash(sp, stt, cfg, extack);
+	if (err)
+		return err;
+
+	ncfg = kmemdup(cfg, sizeof(*cfg), GFP_KERNEL);
+	if (!ncfg)
+		return -ENOMEM;
+
+	stt_unlink_port(stt, old);
+	/* Readers may still walk the old hash chain: let them finish before
+	 * the node joins another one.
+	 */
+	synchronize_net();
+	rcu_assign_pointer(stt->cfg, ncfg);
+	stt_link_port(stt, sp, ncfg);
+	dst_cache_reset(&stt->dst_cache);
+	dev->needed_headroom = stt_needed_headroom(ncfg);
+	kfree_rcu(old, rcu);
+	return 0;
+}
+
+void stt_dellink(struct net_device *dev, struct list_head *head)
+{
+	struct stt_dev *stt = netdev_priv(dev);
+	struct stt_config *cfg = rtnl_dereference(stt->cfg);
+
+	stt_unlink_port(stt, cfg);
+	list_del(&stt->next);
+	RCU_INIT_POINTER(stt->cfg, NULL);
+	kfree_rcu(cfg, rcu);
+	unregister_netdevice_queue(dev, head);
+}
+
+struct net_device *stt_dev_create_fb(struct net *net, const char *name,
+				     u8 name_assign_type, __be16 dst_port)
+{
+	struct stt_config cfg = {
+		.collect_md = true,
+		.df = STT_DF_UNSET,
+	};
+	struct nlattr *tb[IFLA_MAX + 1];
+	struct net_device *dev;
+	LIST_HEAD(list_kill);
+	int err;
+
+	cfg.key.tp_dst = dst_port;
+	memset(tb, 0, sizeof(tb));
+	dev = rtnl_create_link(net, name, name_assign_type, &stt_link_ops,
+			       tb, NULL);
+	if (IS_ERR(dev))
+		return dev;
+
+	err = stt_configure(net, dev, &cfg, NULL);
+	if (err) {
+		free_netdev(dev);
+		return ERR_PTR(err);
+	}
+
+	/* Open vSwitch expects tunnel ports not to limit packet sizes. */
+	err = dev_set_mtu(dev, STT_MAX_MTU);
+	if (err)
+		goto err_del;
+
+	err = rtnl_configure_link(dev, NULL, 0, NULL);
+	if (err < 0)
+		goto err_del;
+
+	return dev;
+
+err_del:
+	stt_dellink(dev, &list_kill);
+	unregister_netdevice_many(&list_kill);
+	return ERR_PTR(err);
+}
+EXPORT_SYMBOL_GPL(stt_dev_create_fb);

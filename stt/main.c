@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * STT: Stateless Transport Tunneling (draft-davie-stt-08).
+ *
+ * Module init/exit and per-network-namespace state.  Every namespace gets
+ * its receive hooks and reassembly state when it is created (or when the
+ * module loads), never from inside an RTNL-locked request: registering
+ * netfilter hooks from a netlink request is how earlier STT code deadlocked.
+ */
+
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <net/net_namespace.h>
+#include <net/rtnetlink.h>
+
+#include "stt.h"
+
+unsigned int stt_net_id __read_mostly;
+
+unsigned int stt_reasm_max_mem __read_mostly = 4 << 20;
+module_param_named(reasm_max_mem, stt_reasm_max_mem, uint, 0644);
+MODULE_PARM_DESC(reasm_max_mem,
+		 "Reassembly memory bound per network namespace, bytes (default 4 MiB)");
+
+unsigned int stt_reasm_timeout_ms __read_mostly = 2000;
+module_param_named(reasm_timeout_ms, stt_reasm_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(reasm_timeout_ms,
+		 "Incomplete frames expire after this many ms (default 2000)");
+
+static int __net_init stt_net_init(struct net *net)
+{
+	struct stt_net *sn = stt_pernet(net);
+	int err;
+
+	sn->net = net;
+	INIT_LIST_HEAD(&sn->dev_list);
+	INIT_LIST_HEAD(&sn->port_list);
+
+	sn->stats = netdev_alloc_pcpu_stats(struct stt_ns_stats);
+	if (!sn->stats)
+		return -ENOMEM;
+
+	err = stt_reasm_init(sn);
+	if (err)
+		goto err_stats;
+
+	err = stt_hooks_register(net);
+	if (err)
+		goto err_reasm;
+	return 0;
+
+err_reasm:
+	stt_reasm_exit(sn);
+err_stats:
+	free_percpu(sn->stats);
+	return err;
+}
+
+/* Devices whose underlay is this namespace go with it, wherever they live. */
+static void stt_destroy_tunnels(struct net *net, struct list_head *head)
+{
+	struct stt_net *sn = stt_pernet(net);
+	struct net_device *dev, *aux;
+	struct stt_dev *stt, *next;
+
+	for_each_netdev_safe(net, dev, aux)
+		if (dev->rtnl_link_ops == &stt_link_ops)
+			unregister_netdevice_queue(dev, head);
+
+	list_for_each_entry_safe(stt, next, &sn->dev_list, next)
+		if (!net_eq(dev_net(stt->dev), net))
+			unregister_netdevice_queue(stt->dev, head);
+}
+
+static void __net_exit stt_net_exit_batch(struct list_head *net_list)
+{
+	struct net *net;
+	LIST_HEAD(list);
+
+	rtnl_lock();
+	list_for_each_entry(net, net_list, exit_list)
+		stt_destroy_tunnels(net, &list);
+	unregister_netdevice_many(&list);
+	rtnl_unlock();
+
+	list_for_each_entry(net, net_list, exit_list) {
+		struct stt_net *sn = stt_pernet(net);
+
+		stt_hooks_unregister(net);
+		/* The hooks are gone; wait for packets inside them. */
+		synchronize_net();
+		stt_reasm_exit(sn);
+		stt_ports_free(sn);
+		free_percpu(sn->stats);
+	}
+}
+
+static struct pernet_operations stt_net_ops = {
+	.init = stt_net_init,
+	.exit_batch = stt_net_exit_batch,
+	.id   = &stt_net_id,
+	.size = sizeof(struct stt_net),
+};
+
+static int __init stt_init_module(void)
+{
+	int err;
+
+	err = register_pernet_subsys(&stt_net_ops);
+	if (err)
+		return err;
+
+	err = stt_netlink_init();
+	if (err)
+		goto err_pernet;
+
+	pr_info("STT tunnel driver %s\n", STT_DRV_VERSION);
+	return 0;
+
+err_pernet:
+	unregister_pernet_subsys(&stt_net_ops);
+	return err;
+}
+
+static void __exit stt_cleanup_module(void)
+{
+	/* Unregistering the link ops deletes every device first. */
+	stt_netlink_exit();
+	unregister_pernet_subsys(&stt_net_ops);
+	/* Route caches and metadata dsts are freed after a grace period. */
+	rcu_barrier();
+}
+
+module_init(stt_init_module);
+module_exit(stt_cleanup_module);
+
+MODULE_LICENSE("GPL");
+MODULE_VERSION(STT_DRV_VERSION);
+MODULE_AUTHOR("The STT driver authors");
+MODULE_DESCRIPTION("STT (Stateless Transport Tunneling) network device");
+MODULE_ALIAS_RTNL_LINK(STT_DRV_NAME);

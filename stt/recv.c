@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * STT receive: take STT segments away from TCP, validate them, reassemble
+ * what GRO did not merge, and hand the inner frame to its device with the
+ * offload state (checksum, GSO, VLAN, ECN) the sender described.
+ *
+ * Hook point: NF_INET_LOCAL_IN, IPv4 and IPv6, registered per namespace at
+ * namespace creation.  LOCAL_IN sees only packets routed to this host,
+ * after IPv4 reassembly and after the filter table, so an operator's
+ * INPUT rules apply to STT like to any service; the priority is just
+ * before conntrack confirmation, so STT segments never occupy conntrack
+ * entries.  Everything addressed to an STT port is stolen here, whether
+ * or not a device is up: TCP never sees it and so never answers.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <net/dst_metadata.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+#include <net/tcp.h>
+
+#include "stt.h"
+
+/* Outer header facts, read before the outer headers are discarded. */
+struct stt_outer {
+	bool		ipv6;
+	__be32		saddr4, daddr4;
+	struct in6_addr	saddr6, daddr6;
+	__be32		label;
+	u8		tos;
+	u8		ttl;
+};
+
+struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port)
+{
+	struct stt_port *sp;
+
+	list_for_each_entry_rcu(sp, &sn->port_list, list)
+		if (sp->port == port)
+			return sp;
+	return NULL;
+}
+
+static void stt_read_outer(const struct sk_buff *skb, struct stt_outer *o)
+{
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		o->ipv6 = true;
+		o->saddr6 = ip6h->saddr;
+		o->daddr6 = ip6h->daddr;
+		o->label = ip6_flowlabel(ip6h);
+		o->tos = ipv6_get_dsfield(ip6h);
+		o->ttl = ip6h->hop_limit;
+	} else {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		o->ipv6 = false;
+		o->saddr4 = iph->saddr;
+		o->daddr4 = iph->daddr;
+		o->tos = iph->tos;
+		o->ttl = iph->ttl;
+	}
+}
+
+static struct stt_dev *stt_find_dev(struct stt_port *sp, __be64 key,
+				    const struct stt_outer *o)
+{
+	u32 h = hash_64((__force u64)key, STT_KEY_HASH_BITS);
+	struct stt_dev *stt;
+
+	hlist_for_each_entry_rcu(stt, &sp->keys[h], hnode) {
+		const struct stt_config *cfg = rcu_dereference(stt->cfg);
+
+		if (!cfg || cfg->key.tun_id != key || cfg->ipv6 != o->ipv6)
+			continue;
+		if (o->ipv6 ? ipv6_addr_equal(&cfg->key.u.ipv6.dst,
+					      &o->saddr6) :
+			      cfg->key.u.ipv4.dst == o->saddr4)
+			return stt;
+	}
+	return rcu_dereference(sp->md_dev);
+}
+
+/* The ethertype the inner frame carries, looking through one in-band tag
+ * (an 802.1ad tag cannot travel in the STT header).
+ */
+static __be16 stt_inner_proto(struct sk_buff *skb, unsigned int *l3off)
+{
+	struct ethhdr *eth = (struct ethhdr *)skb->data;
+	__be16 proto = eth->h_proto;
+
+	*l3off = ETH_HLEN;
+	if (eth_type_vlan(proto)) {
+		struct vlan_hdr *vh;
+
+		if (!pskb_may_pull(skb, VLAN_ETH_HLEN))
+			return 0;
+		vh = (struct vlan_hdr *)(skb->data + ETH_HLEN);
+		proto = vh->h_vlan_encapsulated_proto;
+		*l3off = VLAN_ETH_HLEN;
+	}
+	return proto;
+}
+
+/* Check the offload description against the frame it describes and apply
+ * it to @skb (data at the inner Ethernet header).
+ */
+static int stt_apply_offloads(struct sk_buff *skb, const struct stthdr *sh,
+			      bool *gso)
+{
+	unsigned int l4 = sh->l4_offset, l3off, l4min, csum_off, hlen;
+	u16 mss = ntohs(sh->mss);
+	__be16 proto;
+
+	*gso = false;
+	if (!(sh->flags & STT_F_CSUM_PARTIAL)) {
+		if (mss || l4)
+			return -EINVAL;
+		if (sh->flags & STT_F_CSUM_VERIFIED) {
+			skb->ip_summed = CHECKSUM_UNNECESSARY;
+			skb->csum_level = 0;
+		} else {
+			skb->ip_summed = CHECKSUM_NONE;
+		}
+		return 0;
+	}
+
+	proto = stt_inner_proto(skb, &l3off);
+	if (sh->flags & STT_F_IPV4) {
+		if (proto != htons(ETH_P_IP))
+			return -EINVAL;
+		l4min = l3off + sizeof(struct iphdr);
+	} else {
+		if (proto != htons(ETH_P_IPV6))
+			return -EINVAL;
+		l4min = l3off + sizeof(struct ipv6hdr);
+	}
+	csum_off = (sh->flags & STT_F_TCP) ? offsetof(struct tcphdr, check) :
+					     offsetof(struct udphdr, check);
+	hlen = l4 + ((sh->flags & STT_F_TCP) ? sizeof(struct tcphdr) :
+					       sizeof(struct udphdr));
+	if (l4 < l4min || hlen > skb->len || !pskb_may_pull(skb, hlen))
+		return -EINVAL;
+	if (!skb_partial_csum_set(skb, l4, csum_off))
+		return -EINVAL;
+	skb_set_network_header(skb, l3off);
+	skb_set_transport_header(skb, l4);
+
+	if (mss) {
+		unsigned int thlen;
+
+		if (!(sh->flags & STT_F_TCP))
+			return -EINVAL;
+		thlen = tcp_hdrlen(skb);
+		if (thlen < sizeof(struct tcphdr) || l4 + thlen > skb->len ||
+		    !pskb_may_pull(skb, l4 + thlen))
+			return -EINVAL;
+		hlen = l4 + thlen;
+		if (skb->len - hlen > mss) {
+			skb_shinfo(skb)->gso_size = mss;
+			skb_shinfo(skb)->gso_type = SKB_GSO_DODGY |
+				((sh->flags & STT_F_IPV4) ? SKB_GSO_TCPV4 :
+							    SKB_GSO_TCPV6);
+			skb_shinfo(skb)->gso_segs =
+				DIV_ROUND_UP(skb->len - hlen, mss);
+			*gso = true;
+		}
+	}
+	return 0;
+}
+
+static enum stt_ns_stat stt_errno_reason(int err)
+{
+	return err == -ENOMEM ? STT_NS_DROP_NOMEM : STT_NS_DROP_OFFLOAD;
+}
+
+/* A whole STT frame: skb->data at the STT header, skb->len = frame length,
+ * the network header still at the outer IP header of its first segment.
+ */
+void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
+		   unsigned int nsegs)
+{
+	__be16 dport = STT_SEG_CB(skb)->dport;
+	__be16 sport = STT_SEG_CB(skb)->sport;
+	bool ce = STT_SEG_CB(skb)->ecn_ce;
+	enum stt_ns_stat why;
+	struct stt_outer o;
+	struct stt_dev *stt;
+	struct stt_port *sp;
+	struct stthdr sh;
+	u16 tci;
+	bool gso;
+	u8 inner_ds;
+	int err;
+
+	stt_read_outer(skb, &o);
+	if (ce)
+		o.tos |= INET_ECN_CE;
+
+	/* No longer a TCP packet: whatever GRO or the sender set up for the
+	 * outer segments does not describe the inner frame.
+	 */
+	if (skb_unclone(skb, GFP_ATOMIC)) {
+		why = STT_NS_DROP_NOMEM;
+		goto drop;
+	}
+	skb_shinfo(skb)->gso_size = 0;
+	skb_shinfo(skb)->gso_type = 0;
+	skb_shinfo(skb)->gso_segs = 0;
+
+	if (!pskb_may_pull(skb, STT_MIN_FRAME_LEN)) {
+		why = STT_NS_DROP_BAD_LEN;
+		goto drop;
+	}
+	memcpy(&sh, skb->data, sizeof(sh));
+	if (sh.version != STT_VERSION) {
+		why = STT_NS_DROP_VERSION;
+		goto drop;
+	}
+	if (sh.flags & STT_F_RESERVED) {
+		why = STT_NS_DROP_FLAGS;
+		goto drop;
+	}
+	tci = ntohs(sh.vlan_tci);
+	if (tci && !(tci & STT_VLAN_VALID)) {
+		why = STT_NS_DROP_VLAN;
+		goto drop;
+	}
+
+	sp = stt_port_lookup_rcu(sn, dport);
+	stt = sp ? stt_find_dev(sp, sh.key, &o) : NULL;
+	if (!stt || !netif_running(stt->dev)) {
+		why = STT_NS_DROP_NO_DEV;
+		goto drop;
+	}
+
+	__skb_pull(skb, STT_HLEN);
+	skb_reset_mac_header(skb);
+	err = stt_apply_offloads(skb, &sh, &gso);
+	if (err) {
+		why = stt_errno_reason(err);
+		goto drop;
+	}
+	if (gso && skb_has_frag_list(skb)) {
+		err = stt_fraglist_fit(skb);
+		if (err < 0) {
+			why = STT_NS_DROP_NOMEM;
+			goto drop;
+		}
+		if (err == 1)
+			stt_dev_inc(stt, STT_DEV_RX_FRAGLIST_FIXUP);
+		else if (err == 2)
+			stt_dev_inc(stt, STT_DEV_RX_LINEARIZED);
+	}
+
+	skb_scrub_packet(skb, !net_eq(sn->net, dev_net(stt->dev)));
+	if (tci & STT_VLAN_VALID)
+		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
+				       tci & ~STT_VLAN_VALID);
+
+	if (rcu_access_pointer(stt->port->md_dev) == stt) {
+		struct metadata_dst *md;
+
+		if (o.ipv6)
+			md = __ipv6_tun_set_dst(&o.saddr6, &o.daddr6, o.tos,
+						o.ttl, dport, o.label,
+						TUNNEL_KEY, sh.key, 0);
+		else
+			md = __ip_tun_set_dst(o.saddr4, o.daddr4, o.tos, o.ttl,
+					      dport, TUNNEL_KEY, sh.key, 0);
+		if (!md) {
+			why = STT_NS_DROP_NOMEM;
+			goto drop;
+		}
+		md->u.tun_info.key.tp_src = sport;
+		skb_dst_set(skb, &md->dst);
+	}
+
+	skb->protocol = eth_type_trans(skb, stt->dev);
+	skb_reset_network_header(skb);
+
+	/* RFC 6040 decapsulation; CE on any segment marks the frame. */
+	inner_ds = 0;
+	if (skb->protocol == htons(ETH_P_IP) &&
+	    pskb_may_pull(skb, sizeof(struct iphdr)))
+		inner_ds = ipv4_get_dsfield(ip_hdr(skb));
+	else if (skb->protocol == htons(ETH_P_IPV6) &&
+		 pskb_may_pull(skb, sizeof(struct ipv6hdr)))
+		inner_ds = ipv6_get_dsfield(ipv6_hdr(skb));
+	if ((skb->protocol == htons(ETH_P_IP) ||
+	     skb->protocol == htons(ETH_P_IPV6)) &&
+	    INET_ECN_decapsulate(skb, o.tos, inner_ds) > 1) {
+		DEV_STATS_INC(stt->dev, rx_frame_errors);
+		why = STT_NS_DROP_ECN;
+		goto drop;
+	}
+
+	if (nsegs > 1) {
+		stt_dev_inc(stt, STT_DEV_RX_REASM);
+		stt_dev_add(stt, STT_DEV_RX_REASM_SEGS, nsegs);
+	} else {
+		stt_dev_inc(stt, STT_DEV_RX_WHOLE);
+	}
+	if (gso)
+		stt_dev_inc(stt, STT_DEV_RX_GSO);
+	dev_sw_netstats_rx_add(stt->dev, skb->len);
+	gro_cells_receive(&stt->gro_cells, skb);
+	return;
+
+drop:
+	stt_ns_inc(sn, why);
+	kfree_skb(skb);
+}
+
+/* One STT segment, skb->data at the outer TCP header (transport header
+ * set), skb->len covering TCP header and payload.  Consumes @skb.
+ */
+static void stt_rcv_segment(struct stt_net *sn, struct sk_buff *skb,
+			    bool ipv6)
+{
+	unsigned int nsegs = 1, payload;
+	enum stt_ns_stat why;
+	struct tcphdr *th;
+	u32 seq;
+	u8 tos;
+
+	stt_ns_inc(sn, STT_NS_RX_SEGS);
+	if (!pskb_may_pull(skb, sizeof(struct tcphdr))) {
+		why = STT_NS_DROP_TRUNCATED;
+		goto drop;
+	}
+
+	/* The checksum first: nothing in the segment is trusted before. */
+	if (ipv6) {
+		if (skb_checksum_init(skb, IPPROTO_TCP, ip6_compute_pseudo))
+			goto bad_csum;
+	} else {
+		if (skb_checksum_init(skb, IPPROTO_TCP, inet_compute_pseudo))
+			goto bad_csum;
+	}
+	if (skb_checksum_complete(skb))
+		goto bad_csum;
+
+	th = tcp_hdr(skb);
+	if (th->doff != sizeof(*th) / 4 || !th->ack ||
+	    th->syn || th->rst || th->fin || th->urg) {
+		why = STT_NS_DROP_TCP_FLAGS;
+		goto drop;
+	}
+	payload = skb->len - sizeof(*th);
+	if (!payload) {
+		why = STT_NS_DROP_EMPTY;
+		goto drop;
+	}
+	seq = ntohl(th->seq);
+	STT_SEG_CB(skb)->frame_len = seq >> 16;
+	STT_SEG_CB(skb)->offset = seq & 0xffff;
+	STT_SEG_CB(skb)->frame_id = th->ack_seq;
+	STT_SEG_CB(skb)->sport = th->source;
+	STT_SEG_CB(skb)->dport = th->dest;
+	tos = ipv6 ? ipv6_get_dsfield(ipv6_hdr(skb)) : ip_hdr(skb)->tos;
+	STT_SEG_CB(skb)->ecn_ce = INET_ECN_is_ce(tos);
+
+	if (STT_SEG_CB(skb)->frame_len < STT_MIN_FRAME_LEN) {
+		why = STT_NS_DROP_BAD_LEN;
+		goto drop;
+	}
+	if (STT_SEG_CB(skb)->offset + payload > STT_SEG_CB(skb)->frame_len) {
+		why = STT_NS_DROP_BAD_OFFSET;
+		goto drop;
+	}
+
+	__skb_pull(skb, sizeof(*th));
+	if (payload != STT_SEG_CB(skb)->frame_len) {
+		skb = stt_reasm_add(sn, skb, &nsegs);
+		if (!skb)
+			return;
+	}
+	stt_rcv_frame(sn, skb, nsegs);
+	return;
+
+bad_csum:
+	why = STT_NS_DROP_CSUM;
+drop:
+	stt_ns_inc(sn, why);
+	kfree_skb(skb);
+}
+
+static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
+{
+	struct stt_net *sn = stt_pernet(state->net);
+	const struct iphdr *iph = ip_hdr(skb);
+	__be16 _ports[2];
+	const __be16 *ports;
+	unsigned int thoff;
+
+	if (iph->protocol != IPPROTO_TCP || list_empty(&sn->port_list))
+		return NF_ACCEPT;
+	thoff = skb_network_offset(skb) + ip_hdrlen(skb);
+	ports = skb_header_pointer(skb, thoff, sizeof(_ports), _ports);
+	if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
+		return NF_ACCEPT;
+
+	/* Ours from here on: TCP must never see it. */
+	__skb_pull(skb, thoff);
+	skb_reset_transport_header(skb);
+	stt_rcv_segment(sn, skb, false);
+	return NF_STOLEN;
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
+{
+	struct stt_net *sn = stt_pernet(state->net);
+	u8 nexthdr = ipv6_hdr(skb)->nexthdr;
+	unsigned int thoff = skb_network_offset(skb) + sizeof(struct ipv6hdr);
+	__be16 _ports[2], frag_off = 0;
+	const __be16 *ports;
+	int off;
+
+	if (list_empty(&sn->port_list))
+		return NF_ACCEPT;
+	if (nexthdr != IPPROTO_TCP) {
+		if (!ipv6_ext_hdr(nexthdr))
+			return NF_ACCEPT;
+		off = ipv6_skip_exthdr(skb, thoff, &nexthdr, &frag_off);
+		if (off < 0 || nexthdr != IPPROTO_TCP)
+			return NF_ACCEPT;
+		ports = skb_header_pointer(skb, off, sizeof(_ports), _ports);
+		if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
+			return NF_ACCEPT;
+		/* Senders put TCP right after the IPv6 header and never
+		 * fragment; after our hook IPv6 would reassemble and hand
+		 * the result to TCP, which would answer.  Drop.
+		 */
+		stt_ns_inc(sn, STT_NS_RX_SEGS);
+		stt_ns_inc(sn, frag_off ? STT_NS_DROP_OUTER_FRAG :
+				    STT_NS_DROP_OUTER_EXTHDR);
+		kfree_skb(skb);
+		return NF_STOLEN;
+	}
+	ports = skb_header_pointer(skb, thoff, sizeof(_ports), _ports);
+	if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
+		return NF_ACCEPT;
+
+	__skb_pull(skb, thoff);
+	skb_reset_transport_header(skb);
+	stt_rcv_segment(sn, skb, true);
+	return NF_STOLEN;
+}
+#endif
+
+static const struct nf_hook_ops stt_nf_ops[] = {
+	{
+		.hook		= stt_nf_hook4,
+		.pf		= NFPROTO_IPV4,
+		.hooknum	= NF_INET_LOCAL_IN,
+		.priority	= NF_IP_PRI_CONNTRACK_CONFIRM - 1,
+	},
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		.hook		= stt_nf_hook6,
+		.pf		= NFPROTO_IPV6,
+		.hooknum	= NF_INET_LOCAL_IN,
+		.priority	= NF_IP6_PRI_LAST - 1,
+	},
+#endif
+};
+
+int stt_hooks_register(struct net *net)
+{
+	return nf_register_net_hooks(net, stt_nf_ops, ARRAY_SIZE(stt_nf_ops));
+}
+
+void stt_hooks_unregister(struct net *net)
+{
+	nf_unregister_net_hooks(net, stt_nf_ops, ARRAY_SIZE(stt_nf_ops));
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private header of the STT driver: shared structs, per-netns state and the
+ * prototypes that cross files (device/netlink, transmit, receive hook,
+ * reassembly).
+ */
+#ifndef _STT_PRIVATE_H
+#define _STT_PRIVATE_H
+
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/dst_cache.h>
+#include <net/gro_cells.h>
+#include <net/ip_tunnels.h>
+#include <net/netns/generic.h>
+#include <net/stt.h>
+#include <uapi/linux/stt.h>
+
+#define STT_DRV_NAME		"stt"
+#define STT_DRV_VERSION		"0.1.0"
+
+#define STT_KEY_HASH_BITS	8
+#define STT_KEY_HASH_SIZE	(1 << STT_KEY_HASH_BITS)
+
+/* Drops and events counted per network namespace: most happen before the
+ * receiving device is known (checksum, header, reassembly).  Keep in sync
+ * with stt_ns_stat_names[] in device.c.
+ */
+enum stt_ns_stat {
+	STT_NS_RX_SEGS,		/* STT segments taken from TCP */
+	STT_NS_DROP_TRUNCATED,	/* shorter than the TCP header */
+	STT_NS_DROP_CSUM,	/* outer TCP checksum wrong */
+	STT_NS_DROP_TCP_FLAGS,	/* SYN/RST/FIN/URG, no ACK, or TCP options */
+	STT_NS_DROP_EMPTY,	/* no payload */
+	STT_NS_DROP_BAD_LEN,	/* frame length too small for a frame */
+	STT_NS_DROP_BAD_OFFSET,	/* segment ends past the frame length */
+	STT_NS_DROP_LEN_MISMATCH, /* segments disagree on the frame length */
+	STT_NS_DROP_OVERLAP,	/* segment overlaps another one */
+	STT_NS_DROP_DUP,	/* segment already received */
+	STT_NS_DROP_REASM_TIMEOUT, /* frames expired incomplete */
+	STT_NS_DROP_REASM_MEM,	/* reassembly over its memory bound */
+	STT_NS_DROP_VERSION,	/* STT version not 0 */
+	STT_NS_DROP_FLAGS,	/* reserved flag bits or byte set */
+	STT_NS_DROP_OFFLOAD,	/* inconsistent L4 offset / MSS / flags */
+	STT_NS_DROP_VLAN,	/* VLAN field set without V */
+	STT_NS_DROP_NO_DEV,	/* no device for (key, remote), or device down */
+	STT_NS_DROP_OUTER_FRAG,	/* outer IPv6 fragment */
+	STT_NS_DROP_OUTER_EXTHDR, /* outer IPv6 extension header */
+	STT_NS_DROP_ECN,	/* CE outside, not-ECT inside (RFC 6040) */
+	STT_NS_DROP_NOMEM,	/* allocation failure */
+	STT_NS_REASM_FRAMES,	/* frames completed by reassembly */
+	STT_NS_REASM_SEGS,	/* segments those frames were made of */
+	STT_NS_STAT_MAX
+};
+
+struct stt_ns_stats {
+	u64_stats_t		cnt[STT_NS_STAT_MAX];
+	struct u64_stats_sync	syncp;
+};
+
+/* Per-device events, shown by ethtool -S beside the namespace counters. */
+enum stt_dev_stat {
+	STT_DEV_RX_WHOLE,	/* frames that arrived whole (GRO, TSO peer) */
+	STT_DEV_RX_REASM,	/* frames reassembled from segments */
+	STT_DEV_RX_REASM_SEGS,	/* segments those frames were made of */
+	STT_DEV_RX_GSO,		/* frames delivered as inner GSO packets */
+	STT_DEV_RX_FRAGLIST_FIXUP, /* frag_list reshaped to fit inner MSS */
+	STT_DEV_RX_LINEARIZED,	/* ... or, failing that, linearized */
+	STT_DEV_TX_FRAMES,	/* STT frames sent */
+	STT_DEV_TX_GSO,		/* ... of which carried an inner GSO packet */
+	STT_DEV_TX_SW_SEGMENTED, /* inner packets segmented in software */
+	STT_DEV_TX_CSUM_HELP,	/* inner checksums completed in software */
+	STT_DEV_TX_LOOP,	/* route pointed back at the device */
+	STT_DEV_TX_NO_ROUTE,	/* no route to the remote */
+	STT_DEV_TX_NO_MD,	/* external mode without tunnel metadata */
+	STT_DEV_TX_TOO_BIG,	/* frame would not fit in 65535 bytes */
+	STT_DEV_STAT_MAX
+};
+
+struct stt_dev_stats {
+	u64_stats_t		cnt[STT_DEV_STAT_MAX];
+	struct u64_stats_sync	syncp;
+};
+
+/* Configuration of a device.  Replaced as a whole (RCU) on changelink so
+ * the datapath never sees half of an update.
+ */
+struct stt_config {
+	struct ip_tunnel_key	key;	/* remote/local, id, tos, ttl, tp_dst */
+	bool			ipv6;	/* underlay family of remote/local */
+	bool			collect_md;	/* external mode */
+	bool			ttl_inherit;
+	enum ifla_stt_df	df;
+	int			link;	/* underlay ifindex, 0 = any */
+	struct rcu_head		rcu;
+};
+
+struct stt_port;
+
+struct stt_dev {
+	struct hlist_node	hnode;	/* in stt_port key hash (RCU) */
+	struct list_head	next;	/* in stt_net dev_list (RTNL) */
+	struct net_device	*dev;
+	struct net		*net;	/* namespace of the underlay (I/O) */
+	struct stt_port		*port;	/* receive port, set while up or down */
+	struct stt_config __rcu	*cfg;
+	struct dst_cache	dst_cache;	/* point-to-point route cache */
+	struct gro_cells	gro_cells;
+	struct stt_dev_stats __percpu *stats;
+};
+
+/* A destination port that carries STT in a namespace.  Created with the
+ * first device on that port and kept until the namespace goes away (or the
+ * module is unloaded): the port stays silent (no RST, no SYN-ACK) even
+ * after its last device is deleted.
+ */
+struct stt_port {
+	struct list_head	list;	/* in stt_net port_list (RCU) */
+	__be16			port;
+	struct socket		*sock4;	/* bound, never listening: reserves */
+	struct socket		*sock6;	/* the port against local users */
+	struct hlist_head	keys[STT_KEY_HASH_SIZE]; /* point-to-point */
+	struct stt_dev __rcu	*md_dev;	/* the external device, if any */
+	struct rcu_head		rcu;
+};
+
+struct stt_reasm {
+	spinlock_t		lock;
+	struct hlist_head	*hash;	/* STT_REASM_HASH_SIZE buckets */
+	struct list_head	lru;	/* oldest first */
+	atomic_long_t		mem;	/* truesize held, bytes */
+	unsigned int		nqueues;
+	struct delayed_work	expire_work;
+	bool			dead;	/* namespace exiting */
+};
+
+struct stt_net {
+	struct net		*net;
+	struct list_head	dev_list;	/* devices doing I/O here */
+	struct list_head	port_list;	/* struct stt_port (RCU) */
+	struct stt_ns_stats __percpu *stats;
+	struct stt_reasm	reasm;
+};
+
+extern unsigned int stt_net_id;
+extern unsigned int stt_reasm_max_mem;
+extern unsigned int stt_reasm_timeout_ms;
+
+static inline struct stt_net *stt_pernet(const struct net *net)
+{
+	return net_generic(net, stt_net_id);
+}
+
+static inline void stt_ns_inc(struct stt_net *sn, enum stt_ns_stat s)
+{
+	struct stt_ns_stats *st = get_cpu_ptr(sn->stats);
+
+	u64_stats_update_begin(&st->syncp);
+	u64_stats_inc(&st->cnt[s]);
+	u64_stats_update_end(&st->syncp);
+	put_cpu_ptr(sn->stats);
+}
+
+static inline void stt_ns_add(struct stt_net *sn, enum stt_ns_stat s, u64 v)
+{
+	struct stt_ns_stats *st = get_cpu_ptr(sn->stats);
+
+	u64_stats_update_begin(&st->syncp);
+	u64_stats_add(&st->cnt[s], v);
+	u64_stats_update_end(&st->syncp);
+	put_cpu_ptr(sn->stats);
+}
+
+static inline void stt_dev_add(struct stt_dev *stt, enum stt_dev_stat s,
+			       u64 v)
+{
+	struct stt_dev_stats *st = get_cpu_ptr(stt->stats);
+
+	u64_stats_update_begin(&st->syncp);
+	u64_stats_add(&st->cnt[s], v);
+	u64_stats_update_end(&st->syncp);
+	put_cpu_ptr(stt->stats);
+}
+
+static inline void stt_dev_inc(struct stt_dev *stt, enum stt_dev_stat s)
+{
+	stt_dev_add(stt, s, 1);
+}
+
+/* device.c */
+extern struct rtnl_link_ops stt_link_ops;
+void stt_setup(struct net_device *dev);
+int stt_configure(struct net *net, struct net_device *dev,
+		  const struct stt_config *cfg, struct netlink_ext_ack *extack);
+int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
+		    struct netlink_ext_ack *extack);
+void stt_dellink(struct net_device *dev, struct list_head *head);
+struct stt_port *stt_port_get(struct stt_net *sn, __be16 port);
+void stt_ports_free(struct stt_net *sn);
+
+/* netlink.c */
+int stt_netlink_init(void);
+void stt_netlink_exit(void);
+
+/* xmit.c */
+netdev_tx_t stt_xmit(struct sk_buff *skb, struct net_device *dev);
+netdev_features_t stt_features_check(struct sk_buff *skb,
+				     struct net_device *dev,
+				     netdev_features_t features);
+int stt_fill_metadata_dst(struct net_device *dev, struct sk_buff *skb);
+
+/* recv.c */
+int stt_hooks_register(struct net *net);
+void stt_hooks_unregister(struct net *net);
+struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port);
+void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
+		   unsigned int nsegs);
+
+/* reasm.c: segments arrive with skb->data at the STT payload and the
+ * outer network header set; the control block carries what was parsed.
+ */
+struct stt_seg_cb {
+	u16	frame_len;	/* from SEQ high half */
+	u16	offset;		/* from SEQ low half */
+	__be32	frame_id;	/* ACK number */
+	__be16	sport, dport;
+	u8	ecn_ce;		/* outer CE seen (sticky over segments) */
+};
+
+#define STT_SEG_CB(skb)	((struct stt_seg_cb *)(skb)->cb)
+
+int stt_reasm_init(struct stt_net *sn);
+void stt_reasm_exit(struct stt_net *sn);
+struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
+			      unsigned int *nsegs);
+int stt_fraglist_fit(struct sk_buff *skb);
+
+#endif /* _STT_PRIVATE_H */
