@@ -137,7 +137,7 @@ static int stt_get_iflink(const struct net_device *dev)
 	cfg = rcu_dereference(stt->cfg);
 	link = cfg ? cfg->link : 0;
 	rcu_read_unlock();
-	return link;
+	return link ?: dev->ifindex;
 }
 
 static const struct net_device_ops stt_netdev_ops = {
@@ -252,8 +252,8 @@ void stt_setup(struct net_device *dev)
 	dev->mtu = ETH_DATA_LEN;
 	dev->min_mtu = ETH_MIN_MTU;
 	dev->max_mtu = STT_MAX_MTU;
-	/* Frames hold at most 65517 bytes of inner Ethernet frame. */
-	netif_set_tso_max_size(dev, STT_MAX_FRAME_LEN - STT_HLEN);
+	/* One inner GSO packet must fit one outer IPv4 packet. */
+	netif_set_tso_max_size(dev, STT_MAX_GSO_SIZE);
 
 	netif_keep_dst(dev);
 	dev->priv_flags &= ~IFF_TX_SKB_SHARING;

@@ -59,7 +59,7 @@ static int stt_validate(struct nlattr *tb[], struct nlattr *data[],
 
 		if (mtu < ETH_MIN_MTU || mtu > STT_MAX_MTU) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[IFLA_MTU],
-					    "MTU must be between 68 and 65503");
+					    "MTU must be between 68 and 65463");
 			return -EINVAL;
 		}
 	}

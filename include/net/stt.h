@@ -42,10 +42,16 @@ struct stthdr {
 /* Outer TCP header + STT header. */
 #define STT_ENCAP_HLEN		(sizeof(struct tcphdr) + STT_HLEN)
 
-/* Largest MTU: the frame must hold the STT header and an untagged
- * Ethernet frame (a tag travels in the STT header).
+/* Largest MTU.  The STT length field would allow 65517 bytes of inner
+ * frame, but the outer IPv4 total length (16 bits) must also cover the
+ * outer IP, TCP and STT headers: 65535 - 20 - 20 - 18 - 14 = 65463.  The
+ * same bound is used over IPv6 so that a device can change family.
  */
-#define STT_MAX_MTU		(STT_MAX_FRAME_LEN - STT_HLEN - ETH_HLEN)
+#define STT_MAX_MTU		(0xffff - 20 - STT_ENCAP_HLEN - ETH_HLEN)
+/* Largest inner packet (L3 and up) the stack may hand us as one GSO
+ * packet: the same arithmetic without the Ethernet header.
+ */
+#define STT_MAX_GSO_SIZE	(STT_MAX_MTU)
 
 struct net;
 struct net_device;
