@@ -423,7 +423,7 @@ static void stt_unlink_port(struct stt_dev *stt,
 	} else {
 		hlist_del_init_rcu(&stt->hnode);
 	}
-	stt->port = NULL;
+	/* stt->port stays valid: ports live as long as the namespace. */
 }
 
 static unsigned int stt_needed_headroom(const struct stt_config *cfg)

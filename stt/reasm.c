@@ -203,7 +203,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	skb_dst_drop(skb);
 	cost = skb->truesize;
 
-	spin_lock(&r->lock);
+	spin_lock_bh(&r->lock);
 	fq = stt_fq_find(r, h, &k);
 	if (!fq)
 		cost += sizeof(*fq);
@@ -285,7 +285,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		frame = fq->segs;
 		fq->segs = NULL;
 		stt_fq_kill(r, fq, &free);
-		spin_unlock(&r->lock);
+		spin_unlock_bh(&r->lock);
 
 		frame = stt_build_frame(frame);
 		STT_SEG_CB(frame)->ecn_ce = ce;
@@ -293,11 +293,11 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		stt_ns_add(sn, STT_NS_REASM_SEGS, *nsegs);
 		goto out;
 	}
-	spin_unlock(&r->lock);
+	spin_unlock_bh(&r->lock);
 	goto out;
 
 drop:
-	spin_unlock(&r->lock);
+	spin_unlock_bh(&r->lock);
 	stt_ns_inc(sn, why);
 	kfree_skb(skb);
 out:

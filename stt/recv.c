@@ -192,6 +192,7 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 	__be16 dport = STT_SEG_CB(skb)->dport;
 	__be16 sport = STT_SEG_CB(skb)->sport;
 	bool ce = STT_SEG_CB(skb)->ecn_ce;
+	const struct stt_config *cfg;
 	enum stt_ns_stat why;
 	struct stt_outer o;
 	struct stt_dev *stt;
@@ -267,7 +268,12 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
 				       tci & ~STT_VLAN_VALID);
 
-	if (rcu_access_pointer(stt->port->md_dev) == stt) {
+	cfg = rcu_dereference(stt->cfg);
+	if (unlikely(!cfg)) {	/* being deleted */
+		why = STT_NS_DROP_NO_DEV;
+		goto drop;
+	}
+	if (cfg->collect_md) {
 		struct metadata_dst *md;
 
 		if (o.ipv6)
