@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2317 # tests are called through ALL_TESTS
+#
+# Basic life cycle of the stt module and its devices: the module is loaded,
+# "ip link add ... type stt" creates a device of kind "stt", "ip link del"
+# removes it, create/delete loops and namespace removal leave nothing behind,
+# and the module unloads (with devices present) and loads again.
+#
+# No topology: devices only, in the initial namespace and in one netns.
+#
+#   +---- init netns ----+     +---- $NS1 ----------------+
+#   | stt0 (kind stt)    |     | stt1 stt2 stt3 (deleted  |
+#   +--------------------+     |  with the namespace)     |
+#                              +--------------------------+
+#
+# Run in the VM:  scripts/vm-run -- selftests/run.sh basic.sh
+# STT_LINK_ARGS: the arguments a device needs (default "external").
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ALL_TESTS="
+	module_loaded
+	create
+	delete
+	create_delete_loop
+	netns_delete
+	module_reload
+"
+
+STT_LINK_ARGS=${STT_LINK_ARGS-external}
+
+# stt_add NAME [NS [ARGS...]]: ip link add NAME type stt ARGS (default
+# $STT_LINK_ARGS), in netns NS if not empty.
+stt_add()
+{
+	local name=$1
+	local ns=$2
+
+	shift 2 2>/dev/null || shift $#
+	# shellcheck disable=SC2086 # STT_LINK_ARGS is a list of words
+	[[ $# -gt 0 ]] || set -- $STT_LINK_ARGS
+	ip ${ns:+-n "$ns"} link add "$name" type stt "$@"
+}
+
+module_loaded()
+{
+	RET=0
+
+	lsmod | grep -qw '^stt'
+	check_err $? "lsmod does not list stt"
+	log_test "stt module is loaded"
+}
+
+create()
+{
+	local kind
+
+	RET=0
+
+	stt_add stt0
+	check_err $? "ip link add stt0 type stt $STT_LINK_ARGS failed"
+
+	kind=$(ip -d -j link show dev stt0 2>/dev/null |
+		jq -r '.[0].linkinfo.info_kind')
+	[[ "$kind" == stt ]]
+	check_err $? "info_kind of stt0 is '$kind', not 'stt'"
+	log_test "ip link add creates a device of kind stt"
+}
+
+delete()
+{
+	RET=0
+
+	ip link show dev stt0 &>/dev/null || stt_add stt0
+	ip link del dev stt0
+	check_err $? "ip link del stt0 failed"
+
+	ip link show dev stt0 &>/dev/null
+	check_fail $? "stt0 still exists after ip link del"
+	log_test "ip link del removes the device"
+}
+
+create_delete_loop()
+{
+	local i left
+
+	RET=0
+
+	# One ip process (ip -batch): exec'ing ip 200 times is slow under TCG.
+	for ((i = 0; i < 100; i++)); do
+		echo "link add stt0 type stt $STT_LINK_ARGS"
+		echo "link del dev stt0"
+	done | ip -batch -
+	check_err $? "ip -batch of 100 add/del failed"
+
+	left=$(stt_devices)
+	[[ -z "$left" ]]
+	check_err $? "stt devices left behind: $left"
+	log_test "100 create/delete cycles leave no device behind"
+}
+
+netns_delete()
+{
+	local i left
+
+	RET=0
+
+	setup_ns NS1
+	check_err $? "cannot create a netns"
+	# One external device per port; a point-to-point one besides.
+	stt_add stt1 "$NS1"
+	check_err $? "ip link add stt1 in $NS1 failed"
+	stt_add stt2 "$NS1" external dstport 7482
+	check_err $? "ip link add stt2 external dstport 7482 in $NS1 failed"
+	stt_add stt3 "$NS1" remote 192.0.2.3 key 3
+	check_err $? "ip link add stt3 remote 192.0.2.3 key 3 in $NS1 failed"
+	[[ $(stt_devices "$NS1" | wc -l) -eq 3 ]]
+	check_err $? "expected 3 stt devices in $NS1"
+
+	cleanup_ns "$NS1"
+	ns_exists "$NS1"
+	check_fail $? "$NS1 still listed after ip netns del"
+
+	left=$(ip -d link show | grep -w stt)
+	[[ -z "$left" ]]
+	check_err $? "stt devices visible after netns removal: $left"
+	log_test "deleting a netns holding stt devices"
+}
+
+module_reload()
+{
+	local left
+
+	RET=0
+
+	if [[ -z "$(stt_ko)" ]] && ! modinfo stt &>/dev/null; then
+		log_skip "module unloads and loads again" "no stt.ko in $STT_MODULE_DIR"
+		return
+	fi
+
+	stt_add stt0
+	check_err $? "ip link add stt0 failed"
+	setup_ns NS2
+	stt_add stt1 "$NS2"
+	check_err $? "ip link add stt1 in $NS2 failed"
+
+	stt_unload
+	check_err $? "rmmod stt failed with devices present"
+	! stt_loaded
+	check_err $? "stt still loaded after rmmod"
+
+	left=$(ip -d link show; ip -n "$NS2" -d link show)
+	! grep -qw stt <<<"$left"
+	check_err $? "stt devices survive rmmod"
+
+	stt_reload
+	check_err $? "loading stt again failed"
+	stt_loaded
+	check_err $? "stt not loaded after insmod"
+
+	stt_add stt0 && ip link del dev stt0
+	check_err $? "cannot create a device after reloading"
+	cleanup_ns "$NS2"
+	log_test "module unloads with devices present and loads again"
+}
+
+cleanup()
+{
+	ip link del dev stt0 2>/dev/null
+	# The runner unloads the module: leave it loaded.
+	stt_load 2>/dev/null
+}
+
+require_root
+require_command ip
+require_command jq
+stt_loaded || stt_load 2>/dev/null
+
+tests_run
+tests_exit

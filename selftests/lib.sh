@@ -1,0 +1,331 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the STT selftests, in the style of the kernel's
+# tools/testing/selftests/net/forwarding/lib.sh. Source it from a test:
+#
+#   source "$(dirname "$0")/lib.sh"
+#   ALL_TESTS="first second"
+#   first() { RET=0; cmd; check_err $? "cmd failed"; log_test "first"; }
+#   ...
+#   setup_ns NS1 NS2          # creates "$NS1" and "$NS2", removed at exit
+#   tests_run
+#   tests_exit                # 1 if a test failed, 4 if all skipped, else 0
+#
+# Results:   RET=0 at the start of each test; check_err ERR MSG records ERR if
+#            nonzero, check_fail ERR MSG records a failure if ERR is zero;
+#            log_test DESC [OPT] prints "TEST: <DESC padded to 60>  [ OK ]" or
+#            "[FAIL]" plus the first failure message; log_skip DESC REASON
+#            prints "[SKIP]" plus the reason. selftests/run.sh counts these
+#            lines.
+# Guards:    require_command CMD, require_root, require_stt (skip the whole
+#            script with status 4 when missing).
+# Waiting:   busywait TIMEOUT_MS CMD... (run CMD until it succeeds or
+#            TIMEOUT_MS passes; returns CMD's last status, prints its output).
+# Netns:     setup_ns VAR... (unique names from mktemp -u, lo up),
+#            cleanup_ns NS..., ns_exists NS. Every namespace made by setup_ns
+#            is deleted at exit, after the script's own cleanup() if defined.
+# STT:       STT_MODULE_DIR (the tree; the runner exports it), IP_LIB_DIR
+#            (set to the tree's iproute2 plugin if built), stt_loaded,
+#            stt_ko (path of stt.ko), stt_unload (stt and its users),
+#            stt_load (stt, then the rest of STT_MODULES), stt_reload,
+#            stt_devices [NS] (names of the devices of kind "stt").
+# Options:   TESTS="a b" runs a subset; VERBOSE=1 echoes run_cmd commands.
+
+ksft_pass=0
+ksft_fail=1
+ksft_skip=4
+
+RET=0
+retmsg=
+EXIT_STATUS=0
+TESTS_OK=0
+TESTS_FAIL=0
+TESTS_SKIP=0
+NS_LIST=()
+
+STT_MODULE_DIR=${STT_MODULE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+export STT_MODULE_DIR
+# The "ip link ... type stt" plugin, when built in the tree.
+if [[ -z "$IP_LIB_DIR" && -f "$STT_MODULE_DIR/tools/iproute2/link_stt.so" ]]; then
+	export IP_LIB_DIR=$STT_MODULE_DIR/tools/iproute2
+fi
+
+# ---- results ---------------------------------------------------------------
+
+check_err()
+{
+	local err=$1
+	local msg=$2
+
+	if [[ $RET -eq 0 && $err -ne 0 ]]; then
+		RET=$err
+		retmsg=$msg
+	fi
+}
+
+check_fail()
+{
+	local err=$1
+	local msg=$2
+
+	if [[ $RET -eq 0 && $err -eq 0 ]]; then
+		RET=1
+		retmsg=$msg
+	fi
+}
+
+check_err_fail()
+{
+	local should_fail=$1; shift
+	local err=$1; shift
+	local what=$1; shift
+
+	if ((should_fail)); then
+		check_fail "$err" "$what succeeded, but should have failed"
+	else
+		check_err "$err" "$what failed"
+	fi
+}
+
+log_test()
+{
+	local test_name=$1
+	local opt_str=${2:+ ($2)}
+
+	if [[ $RET -ne 0 ]]; then
+		EXIT_STATUS=$ksft_fail
+		TESTS_FAIL=$((TESTS_FAIL + 1))
+		printf "TEST: %-60s  [FAIL]\n" "$test_name$opt_str"
+		[[ -n "$retmsg" ]] && printf "\t%s\n" "$retmsg"
+		RET=0
+		retmsg=
+		return 1
+	fi
+
+	TESTS_OK=$((TESTS_OK + 1))
+	printf "TEST: %-60s  [ OK ]\n" "$test_name$opt_str"
+	return 0
+}
+
+log_skip()
+{
+	local test_name=$1
+	local reason=$2
+
+	TESTS_SKIP=$((TESTS_SKIP + 1))
+	printf "TEST: %-60s  [SKIP]\n" "$test_name"
+	[[ -n "$reason" ]] && printf "\t%s\n" "$reason"
+	RET=0
+	retmsg=
+	return 0
+}
+
+log_info()
+{
+	echo "INFO: $1"
+}
+
+tests_run()
+{
+	local current_test
+
+	for current_test in ${TESTS:-$ALL_TESTS}; do
+		RET=0
+		retmsg=
+		$current_test
+	done
+}
+
+# 1 if any test failed, 4 if every test was skipped, else 0.
+tests_status()
+{
+	if ((TESTS_FAIL || EXIT_STATUS == ksft_fail)); then
+		echo $ksft_fail
+	elif ((TESTS_SKIP && !TESTS_OK)); then
+		echo $ksft_skip
+	else
+		echo $ksft_pass
+	fi
+}
+
+tests_exit()
+{
+	exit "$(tests_status)"
+}
+
+# ---- guards ----------------------------------------------------------------
+
+require_command()
+{
+	local cmd=$1
+
+	if [[ ! -x "$(command -v "$cmd")" ]]; then
+		echo "SKIP: $cmd not installed"
+		exit $ksft_skip
+	fi
+}
+
+require_root()
+{
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "SKIP: need root"
+		exit $ksft_skip
+	fi
+}
+
+require_stt()
+{
+	if ! stt_loaded && ! stt_load 2>/dev/null; then
+		echo "SKIP: stt module not loaded"
+		exit $ksft_skip
+	fi
+}
+
+# ---- helpers ---------------------------------------------------------------
+
+run_cmd()
+{
+	[[ -n "$VERBOSE" ]] && echo "COMMAND: $*"
+	"$@"
+}
+
+busywait()
+{
+	local timeout=$1; shift
+	local start_time now out ret
+
+	start_time=$(date -u +%s%3N)
+	while true; do
+		out=$("$@")
+		ret=$?
+		if ((!ret)); then
+			echo -n "$out"
+			return 0
+		fi
+		now=$(date -u +%s%3N)
+		if ((now - start_time > timeout)); then
+			echo -n "$out"
+			return $ret
+		fi
+		sleep 0.05
+	done
+}
+
+# ---- network namespaces ----------------------------------------------------
+
+# setup_ns NS1 NS2...: create one namespace per variable name, store its
+# unique name in the variable, bring lo up.
+setup_ns()
+{
+	local var name
+
+	for var in "$@"; do
+		name=$(mktemp -u "${var,,}-XXXXXX")
+		ip netns add "$name" || return 1
+		NS_LIST+=("$name")
+		ip -n "$name" link set lo up
+		printf -v "$var" '%s' "$name"
+	done
+}
+
+ns_exists()
+{
+	ip netns list | grep -qw -- "$1"
+}
+
+cleanup_ns()
+{
+	local ns i
+
+	for ns in "$@"; do
+		ip netns del "$ns" 2>/dev/null
+		for i in "${!NS_LIST[@]}"; do
+			[[ ${NS_LIST[i]} == "$ns" ]] && unset 'NS_LIST[i]'
+		done
+	done
+	return 0
+}
+
+cleanup_all_ns()
+{
+	[[ ${#NS_LIST[@]} -gt 0 ]] && cleanup_ns "${NS_LIST[@]}"
+	return 0
+}
+
+__lib_exit()
+{
+	local rc=$?
+
+	if declare -F cleanup >/dev/null; then
+		cleanup
+	fi
+	cleanup_all_ns
+	exit $rc
+}
+trap __lib_exit EXIT
+
+# ---- STT -------------------------------------------------------------------
+
+stt_loaded()
+{
+	[[ -d /sys/module/stt ]]
+}
+
+# Path of stt.ko: the one vm-run loaded (STT_MODULES), else the tree's.
+stt_ko()
+{
+	local ko
+
+	for ko in $STT_MODULES; do
+		[[ ${ko##*/} == stt.ko ]] && { echo "$ko"; return; }
+	done
+	[[ -f "$STT_MODULE_DIR/stt.ko" ]] && echo "$STT_MODULE_DIR/stt.ko"
+}
+
+# Unload stt and the modules using it (vport-stt).
+stt_unload()
+{
+	local h
+
+	stt_loaded || return 0
+	for h in /sys/module/stt/holders/*; do
+		[[ -e $h ]] && { rmmod "${h##*/}" || return 1; }
+	done
+	rmmod stt
+}
+
+# Load stt.ko (stt_ko, else modprobe), then the other modules vm-run had
+# loaded (STT_MODULES), in order.
+stt_load()
+{
+	local ko name
+
+	if ! stt_loaded; then
+		ko=$(stt_ko)
+		if [[ -n "$ko" ]]; then
+			insmod "$ko" || return 1
+		else
+			modprobe stt || return 1
+		fi
+	fi
+	for ko in $STT_MODULES; do
+		name=${ko##*/}
+		name=${name%%.ko*}
+		[[ -d /sys/module/${name//-/_} ]] || insmod "$ko" || return 1
+	done
+}
+
+stt_reload()
+{
+	stt_unload && stt_load
+}
+
+# Names of the devices of kind "stt" in the current netns (or in NS).
+stt_devices()
+{
+	local ns=$1
+
+	ip ${ns:+-n "$ns"} -d -j link show |
+		jq -r '.[] | select(.linkinfo.info_kind == "stt") | .ifname'
+}

@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the STT selftests and report in KTAP style.
+#
+#   selftests/run.sh [TEST.sh...]
+#
+# Runs every selftests/*.sh but lib.sh and run.sh (or the scripts named),
+# one after the other, as root (normally inside scripts/vm-run). Each
+# script's output is shown prefixed with "# "; each script gives one
+# "ok N name" / "not ok N name" line (exit 4: "ok N name # SKIP").
+#
+# Every "TEST: ... [ OK ]/[FAIL]/[SKIP]" line counts once. A script that
+# fails without printing a [FAIL] line counts as one failure; one that skips
+# (exit 4) without any TEST line counts as one skip. The last line is always
+# "N passed, N failed, N skipped"; the exit status is 1 if anything failed.
+#
+# Environment: STT_MODULE_DIR (default: the repository top, exported to the
+# tests), SELFTEST_TIMEOUT seconds per script (default 900).
+
+cd "$(dirname "$0")" || exit 1
+STT_MODULE_DIR=${STT_MODULE_DIR:-$(cd .. && pwd)}
+export STT_MODULE_DIR
+timeout_s=${SELFTEST_TIMEOUT:-900}
+
+tests=()
+if [ "$#" -gt 0 ]; then
+	for t in "$@"; do
+		tests+=("${t##*/}")
+	done
+else
+	for t in *.sh; do
+		case $t in
+		lib.sh|run.sh) ;;
+		*) tests+=("$t") ;;
+		esac
+	done
+fi
+
+passed=0
+failed=0
+skipped=0
+n=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "TAP version 13"
+echo "1..${#tests[@]}"
+for t in "${tests[@]}"; do
+	n=$((n + 1))
+	echo "# selftests: stt: $t"
+	if [ ! -f "$t" ]; then
+		echo "# no such test: $t"
+		echo "not ok $n selftests: stt: $t"
+		failed=$((failed + 1))
+		continue
+	fi
+	start=$(date +%s)
+	timeout -k 10 "$timeout_s" bash "./$t" </dev/null 2>&1 | tee "$log" | sed -u 's/^/# /'
+	rc=${PIPESTATUS[0]}
+	secs=$(($(date +%s) - start))
+
+	ok=$(grep -c '^TEST: .*\[ OK \]$' "$log")
+	fail=$(grep -c '^TEST: .*\[FAIL\]$' "$log")
+	skip=$(grep -c '^TEST: .*\[SKIP\]$' "$log")
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] && [ "$fail" -eq 0 ]; then
+		[ "$rc" -eq 124 ] && echo "# $t: timeout after ${timeout_s}s"
+		echo "# $t: exit status $rc without a [FAIL] line: counted as a failure"
+		fail=1
+	fi
+	if [ "$rc" -eq 4 ] && [ $((ok + fail + skip)) -eq 0 ]; then
+		skip=1
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + fail))
+	skipped=$((skipped + skip))
+
+	if [ "$fail" -gt 0 ]; then
+		echo "not ok $n selftests: stt: $t # exit=$rc, ${secs}s"
+	elif [ "$rc" -eq 4 ]; then
+		echo "ok $n selftests: stt: $t # SKIP"
+	else
+		echo "ok $n selftests: stt: $t # ${secs}s"
+	fi
+done
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
