@@ -16,12 +16,17 @@ KDIR ?= /lib/modules/$(KERNELRELEASE)/build
 PREFIX ?= /usr
 DEPMOD ?= depmod
 MODDIR := /lib/modules/$(KERNELRELEASE)/updates
-IP_LIB_DIR ?= $(PREFIX)/lib/x86_64-linux-gnu/ip
+# Where Debian's ip looks for link_<kind>.so. Not named IP_LIB_DIR: the tests
+# export that one (pointing at tools/iproute2) and make would take it.
+PLUGINDIR ?= $(PREFIX)/lib/x86_64-linux-gnu/ip
 INCDIR ?= $(PREFIX)/include/linux
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
-MODULES := stt.ko
+# Every module Kbuild may build; install takes those of the last build
+# (modules.order), uninstall removes any of them.
+MODULES := stt.ko vport-stt.ko
 PLUGIN := tools/iproute2/link_stt.so
+DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
 .PHONY: all module plugin check style sparse demo bench setup install \
 	uninstall dkms-install dkms-uninstall clean
@@ -30,7 +35,7 @@ all: module plugin
 
 module:
 	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)'; run scripts/setup or set KDIR=" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 plugin:
 	$(MAKE) -C tools/iproute2
@@ -54,25 +59,31 @@ setup:
 	scripts/setup
 
 install: all
-	install -D -m 644 stt.ko $(DESTDIR)$(MODDIR)/stt.ko
-	install -D -m 644 $(PLUGIN) $(DESTDIR)$(IP_LIB_DIR)/link_stt.so
+	install -d $(DESTDIR)$(MODDIR)
+	install -m 644 $$(sed 's|.*/||; s|\.o$$|.ko|' modules.order) $(DESTDIR)$(MODDIR)/
+	install -D -m 644 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/link_stt.so
 	install -D -m 644 include/uapi/linux/stt.h $(DESTDIR)$(INCDIR)/stt.h
 	$(DEPMOD) $(if $(DESTDIR),-b $(DESTDIR)) -a $(KERNELRELEASE)
 
 uninstall:
-	rm -f $(DESTDIR)$(MODDIR)/stt.ko $(DESTDIR)$(IP_LIB_DIR)/link_stt.so \
-		$(DESTDIR)$(INCDIR)/stt.h
-	-rmdir $(DESTDIR)$(IP_LIB_DIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR)$(MODDIR)/,$(MODULES)) \
+		$(DESTDIR)$(PLUGINDIR)/link_stt.so $(DESTDIR)$(INCDIR)/stt.h
+	-rmdir $(DESTDIR)$(MODDIR) $(DESTDIR)$(PLUGINDIR) 2>/dev/null
 	$(DEPMOD) $(if $(DESTDIR),-b $(DESTDIR)) -a $(KERNELRELEASE)
 
+# Sources only (no build products), then add, build and install with DKMS.
+# With DESTDIR= only the sources are copied.
 dkms-install:
-	install -d $(DESTDIR)/usr/src/stt-$(VERSION)
-	cp -r Kbuild Makefile dkms.conf stt include scripts $(DESTDIR)/usr/src/stt-$(VERSION)/
+	install -d $(DKMS_SRC)/stt $(DKMS_SRC)/scripts
+	cp Kbuild Makefile dkms.conf $(DKMS_SRC)/
+	cp stt/*.c stt/*.h $(DKMS_SRC)/stt/
+	cp -r include $(DKMS_SRC)/
+	cp scripts/find-kernel $(DKMS_SRC)/scripts/
 	$(if $(DESTDIR),,dkms add stt/$(VERSION) && dkms build stt/$(VERSION) -k $(KERNELRELEASE) && dkms install stt/$(VERSION) -k $(KERNELRELEASE))
 
 dkms-uninstall:
-	-dkms remove stt/$(VERSION) --all
-	rm -rf $(DESTDIR)/usr/src/stt-$(VERSION)
+	$(if $(DESTDIR),,-dkms remove stt/$(VERSION) --all)
+	rm -rf $(DKMS_SRC)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

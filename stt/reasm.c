@@ -21,7 +21,7 @@
 #include "stt.h"
 
 #define STT_REASM_HASH_BITS	10
-#define STT_REASM_HASH_SIZE	(1 << STT_REASM_HASH_BITS)
+#define STT_REASM_HASH_SIZE	BIT(STT_REASM_HASH_BITS)
 
 struct stt_frag_key {
 	struct in6_addr	saddr;	/* IPv4 addresses use s6_addr32[0] */

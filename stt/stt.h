@@ -22,7 +22,7 @@
 #define STT_DRV_VERSION		"0.1.0"
 
 #define STT_KEY_HASH_BITS	8
-#define STT_KEY_HASH_SIZE	(1 << STT_KEY_HASH_BITS)
+#define STT_KEY_HASH_SIZE	BIT(STT_KEY_HASH_BITS)
 
 /* Drops and events counted per network namespace: most happen before the
  * receiving device is known (checksum, header, reassembly).  Keep in sync
@@ -127,7 +127,7 @@ struct stt_port {
 };
 
 struct stt_reasm {
-	spinlock_t		lock;
+	spinlock_t		lock;	/* hash, lru, nqueues, dead */
 	struct hlist_head	*hash;	/* STT_REASM_HASH_SIZE buckets */
 	struct list_head	lru;	/* oldest first */
 	atomic_long_t		mem;	/* truesize held, bytes */
