@@ -31,6 +31,9 @@
 #            stt_load (stt, then the rest of STT_MODULES), stt_reload,
 #            stt_devices [NS] (names of the devices of kind "stt").
 # Options:   TESTS="a b" runs a subset; VERBOSE=1 echoes run_cmd commands.
+#
+# Safe with "set -u". lib.sh installs an EXIT trap; a script that sets its
+# own trap replaces it (and should call cleanup_all_ns itself).
 
 ksft_pass=0
 ksft_fail=1
@@ -47,7 +50,7 @@ NS_LIST=()
 STT_MODULE_DIR=${STT_MODULE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 export STT_MODULE_DIR
 # The "ip link ... type stt" plugin, when built in the tree.
-if [[ -z "$IP_LIB_DIR" && -f "$STT_MODULE_DIR/tools/iproute2/link_stt.so" ]]; then
+if [[ -z "${IP_LIB_DIR:-}" && -f "$STT_MODULE_DIR/tools/iproute2/link_stt.so" ]]; then
 	export IP_LIB_DIR=$STT_MODULE_DIR/tools/iproute2
 fi
 
@@ -56,7 +59,7 @@ fi
 check_err()
 {
 	local err=$1
-	local msg=$2
+	local msg=${2:-}
 
 	if [[ $RET -eq 0 && $err -ne 0 ]]; then
 		RET=$err
@@ -67,7 +70,7 @@ check_err()
 check_fail()
 {
 	local err=$1
-	local msg=$2
+	local msg=${2:-}
 
 	if [[ $RET -eq 0 && $err -eq 0 ]]; then
 		RET=1
@@ -111,7 +114,7 @@ log_test()
 log_skip()
 {
 	local test_name=$1
-	local reason=$2
+	local reason=${2:-}
 
 	TESTS_SKIP=$((TESTS_SKIP + 1))
 	printf "TEST: %-60s  [SKIP]\n" "$test_name"
@@ -130,7 +133,7 @@ tests_run()
 {
 	local current_test
 
-	for current_test in ${TESTS:-$ALL_TESTS}; do
+	for current_test in ${TESTS:-${ALL_TESTS:-}}; do
 		RET=0
 		retmsg=
 		$current_test
@@ -186,7 +189,7 @@ require_stt()
 
 run_cmd()
 {
-	[[ -n "$VERBOSE" ]] && echo "COMMAND: $*"
+	[[ -n "${VERBOSE:-}" ]] && echo "COMMAND: $*"
 	"$@"
 }
 
@@ -277,10 +280,11 @@ stt_ko()
 {
 	local ko
 
-	for ko in $STT_MODULES; do
+	for ko in ${STT_MODULES:-}; do
 		[[ ${ko##*/} == stt.ko ]] && { echo "$ko"; return; }
 	done
 	[[ -f "$STT_MODULE_DIR/stt.ko" ]] && echo "$STT_MODULE_DIR/stt.ko"
+	return 0
 }
 
 # Unload stt and the modules using it (vport-stt).
@@ -309,7 +313,7 @@ stt_load()
 			modprobe stt || return 1
 		fi
 	fi
-	for ko in $STT_MODULES; do
+	for ko in ${STT_MODULES:-}; do
 		name=${ko##*/}
 		name=${name%%.ko*}
 		[[ -d /sys/module/${name//-/_} ]] || insmod "$ko" || return 1
@@ -324,7 +328,7 @@ stt_reload()
 # Names of the devices of kind "stt" in the current netns (or in NS).
 stt_devices()
 {
-	local ns=$1
+	local ns=${1:-}
 
 	ip ${ns:+-n "$ns"} -d -j link show |
 		jq -r '.[] | select(.linkinfo.info_kind == "stt") | .ifname'
