@@ -1,0 +1,399 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2317 # tests are called through ALL_TESTS
+#
+# Hostile input: a peer crafts malformed STT segments (stt_craft.py, raw
+# AF_PACKET socket on its veth) class by class; each class must land on its
+# own ethtool -S drop reason with the exact expected count, and every other
+# counter must stay put. Then a reassembly flood (incomplete frames from
+# thousands of frame IDs and source ports) runs beside a legitimate
+# transfer, with GRO off and on at the receiver: reassembly memory stays
+# within reasm_max_mem, the transfer arrives intact, memory drains to zero
+# after the expiry time. The runner fails the run on any kernel complaint.
+#
+#   +---- $NS_A (peer, attacker) ------+     +---- $NS_B (receiver) -------+
+#   | stt0 192.168.0.1/24              |     | stt0 192.168.0.2/24         |
+#   |   remote 10.0.0.2 key 1          |     |   remote 10.0.0.1 key 1     |
+#   | stt_craft.py -> AF_PACKET on vA  |     |   ethtool -S stt0           |
+#   | vA 10.0.0.1/24 fd00::1/64  ------+-----+-- vB 10.0.0.2/24 fd00::2/64 |
+#   +----------------------------------+     +-----------------------------+
+#
+# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/hostile.sh
+# HOSTILE_COUNT: packets per class (default 400; ~33 classes, ~17,000
+# packets). XFER_BYTES: size of each checksummed transfer (default 8 MB).
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ALL_TESTS="
+	baseline_transfer
+	malformed_classes
+	transfer_after_hostile
+	reasm_flood_gro_off
+	reasm_flood_gro_on
+"
+
+CRAFT=$(cd "$(dirname "$0")" && pwd)/stt_craft.py
+COUNT=${HOSTILE_COUNT:-400}
+XFER_BYTES=${XFER_BYTES:-8000000}
+PARAMS=/sys/module/stt/parameters
+TOTAL_SENT=0
+declare -A C0 C1
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+
+setup()
+{
+	setup_ns NS_A NS_B || return 1
+	ip link add vA netns "$NS_A" type veth peer name vB netns "$NS_B" ||
+		return 1
+	a ip addr add 10.0.0.1/24 dev vA
+	b ip addr add 10.0.0.2/24 dev vB
+	a ip addr add fd00::1/64 dev vA nodad
+	b ip addr add fd00::2/64 dev vB nodad
+	a ip link set vA up
+	b ip link set vB up
+
+	a ip link add stt0 type stt remote 10.0.0.2 key 1 || return 1
+	b ip link add stt0 type stt remote 10.0.0.1 key 1 || return 1
+	# No IPv6 chatter (RS, MLD) on the tunnel: it would move counters.
+	a sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
+	b sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
+	a ip addr add 192.168.0.1/24 dev stt0
+	b ip addr add 192.168.0.2/24 dev stt0
+	a ip link set stt0 up
+	b ip link set stt0 up
+	B_MAC=$(b cat /sys/class/net/vB/address)
+	ORIG_MAX_MEM=$(cat $PARAMS/reasm_max_mem)
+	ORIG_TIMEOUT=$(cat $PARAMS/reasm_timeout_ms)
+	# The tunnel must pass traffic before anything else means something.
+	busywait 10000 a ping -c1 -W1 192.168.0.2 >/dev/null
+}
+
+cleanup()
+{
+	[[ -n "$FLOOD_PID" ]] && kill "$FLOOD_PID" 2>/dev/null
+	[[ -n "$ORIG_MAX_MEM" ]] && echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
+	[[ -n "$ORIG_TIMEOUT" ]] &&
+		echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	wait 2>/dev/null
+	[[ -n "$TMP" ]] && rm -rf "$TMP"
+}
+
+craft()
+{
+	a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" "$@"
+}
+
+# snap ARRAY: the receiver's ethtool -S stt0 into associative array ARRAY.
+snap()
+{
+	# shellcheck disable=SC2034 # a nameref
+	local -n arr=$1
+	local k v
+
+	arr=()
+	while IFS=: read -r k v; do
+		k=${k//[[:space:]]/}
+		v=${v//[[:space:]]/}
+		# shellcheck disable=SC2034
+		[[ -n "$k" && "$v" =~ ^[0-9]+$ ]] && arr[$k]=$v
+	done < <(b ethtool -S stt0)
+}
+
+stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
+
+delta() { echo $((${C1[$1]:-0} - ${C0[$1]:-0})); }
+
+# rx_done N: the receiver's hook has seen N more segments than in C0.
+rx_done()
+{
+	local n
+
+	n=$(stat_of ns_rx_segments)
+	((n - ${C0[ns_rx_segments]} >= $1))
+}
+
+# check_counters "name=value ..." [IGNORE_REGEX]: every counted statistic
+# (ns_* counters, per-device rx_frames_* / rx_reassembled_segments) moved
+# by exactly the given value, 0 when not named. "a+b=v" checks a sum.
+check_counters()
+{
+	local spec=$1 ignore=${2:-^$}
+	local -A want summed
+	local item k v sum n bad=
+
+	for item in $spec; do
+		want[${item%%=*}]=${item#*=}
+	done
+	for k in "${!want[@]}"; do
+		[[ $k == *+* ]] || continue
+		sum=0
+		for n in ${k//+/ }; do
+			sum=$((sum + $(delta "$n")))
+			summed[$n]=1
+		done
+		((sum == want[$k])) || bad+=" $k=$sum(want ${want[$k]})"
+	done
+	for k in "${!C1[@]}"; do
+		case $k in
+		ns_reasm_mem_bytes | ns_reasm_mem_limit | ns_reasm_pending_frames)
+			continue ;;
+		ns_* | rx_frames_* | rx_reassembled_segments) ;;
+		*) continue ;;
+		esac
+		[[ $k =~ $ignore || -n "${summed[$k]}" ]] && continue
+		v=$(delta "$k")
+		((v == ${want[$k]:-0})) || bad+=" $k=$v(want ${want[$k]:-0})"
+	done
+	[[ -z "$bad" ]] && return 0
+	echo "${bad# }"
+	return 1
+}
+
+# listening PORT: B has a TCP listener on PORT.
+listening()
+{
+	b ss -ltnH "sport = :$1" | grep -q .
+}
+
+# transfer DESC: XFER_BYTES from A to B over the tunnel, sha256 compared.
+transfer()
+{
+	local port=$((5000 + RANDOM % 1000)) out_b out_a
+
+	b python3 "$CRAFT" serve 192.168.0.2 $port >"$TMP/srv" 2>&1 &
+	local spid=$!
+
+	busywait 10000 listening $port
+	out_a=$(a timeout 200 python3 "$CRAFT" push 192.168.0.2 $port \
+		"$XFER_BYTES" 2>&1)
+	wait $spid
+	out_b=$(cat "$TMP/srv")
+	log_info "transfer: sent '$out_a', received '$out_b'"
+	[[ -n "$out_b" && "${out_a% *}" == "$out_b" ]]
+}
+
+baseline_transfer()
+{
+	RET=0
+	transfer
+	check_err $? "transfer over the tunnel failed or differs"
+	log_test "checksummed transfer before hostile input"
+}
+
+# class NAME SEEN EXPECT...: send COUNT packets of class NAME; the hook
+# must see SEEN segments (an expression in N = COUNT) and the counters
+# must move as EXPECT says (value expressions in N).
+class()
+{
+	local name=$1 seen=$2 spec=$3 ignore=$4
+	# shellcheck disable=SC2034 # N is read by the $((...)) below
+	local N=$COUNT item out exp='' bad
+
+	for item in $spec; do
+		exp+=" ${item%%=*}=$((${item#*=}))"
+	done
+	seen=$((seen))
+
+	# The previous class's final snapshot is this one's start.
+	if ((${#C1[@]})); then
+		for item in "${!C1[@]}"; do
+			C0[$item]=${C1[$item]}
+		done
+	else
+		snap C0
+	fi
+	out=$(craft --count "$COUNT" send "$name")
+	check_err $? "stt_craft.py send $name failed: $out"
+	TOTAL_SENT=$((TOTAL_SENT + $(awk '{ print $2 }' <<<"$out")))
+	busywait 10000 rx_done "$seen"
+	snap C1
+	exp+=" ns_rx_segments=$seen"
+	bad=$(check_counters "$exp" "$ignore")
+	check_err $? "$name: $bad"
+	[[ -z "$bad" ]] && echo "    $name: $out ->$exp" || echo "    $name: $bad"
+}
+
+malformed_classes()
+{
+	local t
+
+	RET=0
+	C1=()
+	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+
+	class good		N	"rx_frames_whole=N"
+	class good_reasm	3*N	"ns_reasm_frames=N ns_reasm_segments=3*N
+				 rx_frames_reassembled=N
+				 rx_reassembled_segments=3*N"
+	class trunc_tcp		N	"ns_drop_truncated=N"
+	class bad_csum		N	"ns_drop_bad_csum=N"
+	class tcp_flags		N	"ns_drop_tcp_flags=N"
+	class empty		N	"ns_drop_empty=N"
+	class len_below_18	N	"ns_drop_bad_frame_len=N"
+	class len_below_32	N	"ns_drop_bad_frame_len=N"
+	class len_zero_partial	N	"ns_drop_bad_frame_len=N"
+	class offset_over	N	"ns_drop_bad_offset=N"
+	class offset_65535	N	"ns_drop_bad_offset=N"
+	class offset_past	N	"ns_drop_bad_offset=N"
+	class len_mismatch	2*N	"ns_drop_len_mismatch=N"
+	class overlap		2*N	"ns_drop_overlap=N"
+	class duplicate		4*N	"ns_drop_duplicate=N ns_reasm_frames=N
+				 ns_reasm_segments=3*N rx_frames_reassembled=N
+				 rx_reassembled_segments=3*N"
+	class l4_past		N	"ns_drop_bad_offload=N"
+	class l4_hdr_out	N	"ns_drop_bad_offload=N"
+	class l4_small		N	"ns_drop_bad_offload=N"
+	class mss_no_csum	N	"ns_drop_bad_offload=N"
+	class mss_udp		N	"ns_drop_bad_offload=N"
+	class csum_nonip	N	"ns_drop_bad_offload=N"
+	class vlan_no_v		N	"ns_drop_bad_vlan=N"
+	class version		N	"ns_drop_bad_version=N"
+	class rsvd_flags	N	"ns_drop_bad_flags=N"
+	class unknown_key	N	"ns_drop_no_device=N"
+	class ecn		N	"ns_drop_ecn=N"
+	class v6_exthdr		N	"ns_drop_outer_exthdr=N"
+	# First fragments are stolen and dropped; the others go to IPv6
+	# reassembly (after LOCAL_IN), wait there for a first fragment that
+	# never comes and expire.
+	class v6_frag		N	"ns_drop_outer_fragment=N"
+	# An atomic fragment (offset 0, M clear) is a fragment header all the
+	# same; the driver counts it as an extension header today.
+	class v6_atomic_frag	N	"ns_drop_outer_fragment+ns_drop_outer_exthdr=N"
+	# IPv4 reassembles before LOCAL_IN: the hook sees one whole segment
+	# per datagram and delivers the frame.
+	class v4_frag		N	"rx_frames_whole=N"
+
+	# Incomplete frames, then random ones: wait for the expiry.
+	echo 500 >$PARAMS/reasm_timeout_ms
+	class incomplete	N	"" "^ns_drop_reasm_timeout$"
+	t=$(busywait 5000 pending_zero)
+	check_err $? "incomplete frames still pending after 5 s: $t"
+	snap C1
+	bad=$(check_counters "ns_drop_reasm_timeout=$COUNT
+			      ns_rx_segments=$COUNT")
+	check_err $? "incomplete: $bad"
+
+	C1=()
+	snap C0
+	out=$(craft --count $((COUNT * 5)) send fuzz)
+	check_err $? "stt_craft.py send fuzz failed: $out"
+	TOTAL_SENT=$((TOTAL_SENT + COUNT * 5))
+	busywait 10000 rx_done $((COUNT * 5))
+	check_err $? "fuzz: the hook did not see every segment"
+	t=$(busywait 5000 pending_zero)
+	check_err $? "fuzz: frames still pending after 5 s: $t"
+	snap C1
+	log_info "fuzz: $(for k in "${!C1[@]}"; do
+		[[ $k == ns_* && $(delta "$k") != 0 ]] &&
+			echo -n "$k+$(delta "$k") "; done)"
+	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+
+	log_info "$TOTAL_SENT crafted packets sent"
+	((TOTAL_SENT >= 10000))
+	check_err $? "only $TOTAL_SENT packets sent"
+	log_test "malformed segments: each class under its own counter"
+}
+
+# pending_zero: no frame pending and no memory held in reassembly.
+pending_zero()
+{
+	local m p
+
+	m=$(stat_of ns_reasm_mem_bytes)
+	p=$(stat_of ns_reasm_pending_frames)
+	echo "mem $m pending $p"
+	((m == 0 && p == 0))
+}
+
+transfer_after_hostile()
+{
+	RET=0
+	snap C0
+	transfer
+	check_err $? "transfer over the tunnel failed or differs"
+	log_test "checksummed transfer after hostile input"
+}
+
+# reasm_flood GRO: flood while a legitimate transfer runs, the sender
+# without TSO (so its frames leave as MTU-sized segments) and the
+# receiver's GRO on or off.
+reasm_flood()
+{
+	local gro=$1 limit=1048576 max=0 m lim out sampler reasm
+
+	RET=0
+	a ethtool -K vA tso off gso off >/dev/null
+	b ethtool -K vB gro "$gro" >/dev/null
+	echo $limit >$PARAMS/reasm_max_mem
+	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	snap C0
+
+	# exec: $! is python itself, so kill stops the flood.
+	(exec ip netns exec "$NS_A" python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" \
+		--pace 0 flood 300 >"$TMP/flood" 2>&1) &
+	FLOOD_PID=$!
+	(
+		while :; do
+			b ethtool -S stt0 | awk '
+				$1 == "ns_reasm_mem_bytes:" { m = $2 }
+				$1 == "ns_reasm_mem_limit:" { l = $2 }
+				END { print m, l }'
+			sleep 0.1
+		done
+	) >"$TMP/samples" &
+	sampler=$!
+	sleep 2
+
+	transfer
+	check_err $? "transfer under flood failed or differs"
+
+	kill $FLOOD_PID
+	wait $FLOOD_PID
+	FLOOD_PID=
+	kill $sampler
+	wait $sampler 2>/dev/null
+	snap C1
+
+	while read -r m lim; do
+		[[ -z "$m" ]] && continue
+		((m > max)) && max=$m
+		((m <= lim)) || check_err 1 "ns_reasm_mem_bytes $m > limit $lim"
+		((lim == limit)) || check_err 1 "ns_reasm_mem_limit $lim, want $limit"
+	done <"$TMP/samples"
+	reasm=$(delta rx_frames_reassembled)
+	log_info "gro $gro: $(cat "$TMP/flood"), $(wc -l <"$TMP/samples") samples, max ns_reasm_mem_bytes $max of $limit, ns_drop_reasm_mem +$(delta ns_drop_reasm_mem), ns_drop_reasm_timeout +$(delta ns_drop_reasm_timeout), legit frames reassembled +$reasm, whole +$(delta rx_frames_whole)"
+	(($(delta ns_drop_reasm_mem) > 0))
+	check_err $? "the flood never hit the memory bound"
+	if [[ $gro == off ]]; then
+		((reasm > 0))
+		check_err $? "the legitimate transfer did not use reassembly"
+	fi
+
+	out=$(busywait $((ORIG_TIMEOUT + 5000)) pending_zero)
+	check_err $? "after the expiry time: $out"
+
+	a ethtool -K vA tso on gso on >/dev/null
+	b ethtool -K vB gro off >/dev/null
+	echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
+	log_test "reassembly flood beside a transfer, receiver GRO $gro"
+}
+
+reasm_flood_gro_off() { reasm_flood off; }
+reasm_flood_gro_on() { reasm_flood on; }
+
+require_root
+require_stt
+require_command ethtool
+require_command python3
+require_command ping
+
+TMP=$(mktemp -d)
+if ! setup; then
+	echo "SKIP: setup failed (stt device or veth)"
+	exit $ksft_skip
+fi
+tests_run
+tests_exit
