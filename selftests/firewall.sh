@@ -1,0 +1,283 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2317 # tests are called through ALL_TESTS
+#
+# STT beside a stateful firewall and conntrack. The receiver's INPUT holds a
+# typical rule set (ct state established,related accept; tcp dport 7471
+# accept; drop the rest); the sender's OUTPUT uses conntrack too. Checks:
+# the tunnel carries ping and a checksummed transfer; outer STT segments
+# leave no conntrack entry on either side (TX marks them untracked, RX
+# steals them before conntrack confirms) while inner flows are tracked;
+# dropping the STT port in INPUT blocks the tunnel (the receive hook runs
+# after the filter table); with nf_conntrack_tcp_loose=0 a
+# "ct state invalid drop" rule blocks STT and a notrack rule restores it;
+# outer IPv6 fragments, which nf_defrag_ipv6 reassembles before LOCAL_IN
+# once conntrack is on, are still dropped as fragments.
+#
+#   +---- $NS_A (sender) ---------+     +---- $NS_B (receiver, firewall) --+
+#   | stt0 192.168.0.1/24         |     | stt0 192.168.0.2/24              |
+#   | nft: ct in output           |     | nft inet filter input:           |
+#   |                             |     |   ct state established,related   |
+#   |                             |     |   iifname stt0 accept            |
+#   |                             |     |   tcp dport 7471 accept; drop    |
+#   | vA 10.0.0.1/24 fd00::1 -----+-----+-- vB 10.0.0.2/24 fd00::2         |
+#   +-----------------------------+     +----------------------------------+
+#
+# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/firewall.sh
+# Needs nft (Debian package nftables); conntrack (package conntrack) for
+# the conntrack table checks.
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ALL_TESTS="
+	stateful_ruleset
+	no_conntrack_entries
+	drop_stt_port
+	loose_off_invalid_drop
+	ipv6_fragments_with_defrag
+"
+
+CRAFT=$(cd "$(dirname "$0")" && pwd)/stt_craft.py
+TMP=$(mktemp -d)
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+
+cleanup()
+{
+	rm -rf "$TMP"
+}
+
+setup()
+{
+	setup_ns NS_A NS_B || return 1
+	ip link add vA netns "$NS_A" type veth peer name vB netns "$NS_B" ||
+		return 1
+	a ip addr add 10.0.0.1/24 dev vA
+	b ip addr add 10.0.0.2/24 dev vB
+	a ip addr add fd00::1/64 dev vA nodad
+	b ip addr add fd00::2/64 dev vB nodad
+	a ip link set vA up
+	b ip link set vB up
+	a ip link add stt0 type stt remote 10.0.0.2 key 1 || return 1
+	b ip link add stt0 type stt remote 10.0.0.1 key 1 || return 1
+	a sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
+	b sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
+	a ip addr add 192.168.0.1/24 dev stt0
+	b ip addr add 192.168.0.2/24 dev stt0
+	a ip link set stt0 up
+	b ip link set stt0 up
+	B_MAC=$(b cat /sys/class/net/vB/address)
+
+	# Sender: conntrack on (a ct expression in output and input).
+	a nft -f - <<-EOF || return 1
+		table inet stt_fw {
+			chain output {
+				type filter hook output priority filter; policy accept;
+				ct state new counter
+			}
+			chain input {
+				type filter hook input priority filter; policy accept;
+				ct state established,related counter accept
+			}
+		}
+	EOF
+	# Receiver: the typical stateful rule set. The overlay's own traffic
+	# (iifname stt0) has a policy of its own; ARP is not in "inet".
+	b nft -f - <<-EOF || return 1
+		table inet stt_fw {
+			chain input {
+				type filter hook input priority filter; policy drop;
+				ct state established,related counter accept
+				iif lo accept
+				iifname "stt0" counter accept
+				tcp dport 7471 counter accept
+				counter drop
+			}
+		}
+	EOF
+}
+
+stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
+
+ping_ok() { a ping -c1 -W1 192.168.0.2 >/dev/null; }
+
+listening() { b ss -ltnH "sport = :$1" | grep -q .; }
+
+# transfer BYTES: A -> B over the tunnel, sha256 compared.
+transfer()
+{
+	local port=$((5000 + RANDOM % 1000)) out_a out_b spid
+
+	b python3 "$CRAFT" serve 192.168.0.2 $port >"$TMP/srv" 2>&1 &
+	spid=$!
+	busywait 10000 listening $port
+	out_a=$(a timeout 120 python3 "$CRAFT" push 192.168.0.2 $port "$1" 2>&1)
+	wait $spid
+	out_b=$(cat "$TMP/srv")
+	log_info "transfer: sent '$out_a', received '$out_b'"
+	[[ -n "$out_b" && "${out_a% *}" == "$out_b" ]]
+}
+
+# rule_packets COMMENT_PATTERN: packets counted by the receiver's rule
+# whose text matches.
+rule_packets()
+{
+	b nft list chain inet stt_fw input |
+		awk -v pat="$1" 'index($0, pat) { for (i = 1; i < NF; i++)
+			if ($i == "packets") { print $(i + 1); exit } }'
+}
+
+stateful_ruleset()
+{
+	local n0 n1 p
+
+	RET=0
+	n0=$(stat_of ns_rx_segments)
+	busywait 10000 ping_ok
+	check_err $? "ping over the tunnel fails behind the rule set"
+	transfer 5000000
+	check_err $? "transfer over the tunnel failed or differs"
+	n1=$(stat_of ns_rx_segments)
+	p=$(rule_packets "tcp dport 7471")
+	log_info "STT segments received $((n1 - n0)); 'tcp dport 7471 accept' matched ${p:-?} packets"
+	((${p:-0} > 0))
+	check_err $? "no packet went through the 'tcp dport 7471 accept' rule"
+	log_test "stateful INPUT rule set: ping and transfer over STT"
+}
+
+# ct_list NS ARGS: conntrack -L in NS, entries only.
+ct_list()
+{
+	local ns=$1
+
+	shift
+	ip netns exec "$ns" conntrack -L "$@" 2>/dev/null | grep -v '^conntrack'
+}
+
+no_conntrack_entries()
+{
+	local ns out inner n
+
+	RET=0
+	if [[ ! -x "$(command -v conntrack)" ]]; then
+		log_skip "STT segments create no conntrack entries" \
+			"conntrack not installed (Debian package conntrack)"
+		return
+	fi
+	# Traffic that would have created entries, still in flight.
+	transfer 2000000
+	check_err $? "transfer failed"
+	a ping -c3 -i 0.2 192.168.0.2 >/dev/null
+	for ns in "$NS_A" "$NS_B"; do
+		out=$(ct_list "$ns" -p tcp --dport 7471; ct_list "$ns" -p tcp --sport 7471)
+		n=$(grep -c . <<<"$out")
+		[[ -z "$out" ]]
+		check_err $? "$n STT conntrack entries in $ns: $(head -2 <<<"$out")"
+	done
+	# Conntrack is on and sees the inner flows: the check is not vacuous.
+	inner=$(ct_list "$NS_B" -s 192.168.0.1 | grep -c .)
+	log_info "conntrack in $NS_B: $(ct_list "$NS_B" | grep -c .) entries, $inner inner ones, 0 for port 7471"
+	((inner > 0))
+	check_err $? "conntrack does not track the inner flows: is it on?"
+	log_test "STT segments create no conntrack entries (TX and RX)"
+}
+
+drop_stt_port()
+{
+	local n0 n1 h
+
+	RET=0
+	b nft insert rule inet stt_fw input tcp dport 7471 counter drop
+	check_err $? "cannot insert the drop rule"
+	n0=$(stat_of ns_rx_segments)
+	a ping -c3 -i 0.3 -W1 192.168.0.2 >/dev/null
+	check_fail $? "ping passes although INPUT drops tcp dport 7471"
+	n1=$(stat_of ns_rx_segments)
+	((n1 == n0))
+	check_err $? "the STT hook saw $((n1 - n0)) segments the filter dropped"
+	log_info "dropped by the rule: $(rule_packets "tcp dport 7471 counter packets") packets"
+
+	h=$(b nft -a list chain inet stt_fw input |
+		awk '/tcp dport 7471 counter packets [0-9]+ bytes [0-9]+ drop/ { print $NF; exit }')
+	b nft delete rule inet stt_fw input handle "$h"
+	check_err $? "cannot delete the drop rule"
+	busywait 10000 ping_ok
+	check_err $? "ping fails after removing the drop rule"
+	log_test "dropping the STT port in INPUT blocks the tunnel"
+}
+
+loose_off_invalid_drop()
+{
+	local h
+
+	RET=0
+	b sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0
+	b nft insert rule inet stt_fw input ct state invalid counter drop
+	a ping -c3 -i 0.3 -W1 192.168.0.2 >/dev/null
+	check_fail $? "ping passes with tcp_loose=0 and 'ct state invalid drop'"
+	log_info "with nf_conntrack_tcp_loose=0, 'ct state invalid drop' drops STT (conntrack sees a mid-stream TCP segment)"
+
+	# The cure: do not track STT at all.
+	b nft -f - <<-EOF
+		table inet stt_raw {
+			chain prerouting {
+				type filter hook prerouting priority raw;
+				tcp dport 7471 notrack
+			}
+		}
+	EOF
+	check_err $? "cannot add the notrack rule"
+	busywait 10000 ping_ok
+	check_err $? "ping fails with 'tcp dport 7471 notrack' in prerouting"
+	transfer 2000000
+	check_err $? "transfer fails with the notrack rule"
+
+	b nft delete table inet stt_raw
+	h=$(b nft -a list chain inet stt_fw input |
+		awk '/ct state invalid counter/ { print $NF; exit }')
+	b nft delete rule inet stt_fw input handle "$h"
+	b sysctl -qw net.netfilter.nf_conntrack_tcp_loose=1
+	log_test "tcp_loose=0 + 'ct state invalid drop' blocks, notrack cures"
+}
+
+ipv6_fragments_with_defrag()
+{
+	local f0 f1 r0 r1 d0 d1 n=200 out
+
+	RET=0
+	# Conntrack is on for IPv6 in B (the inet table), so nf_defrag_ipv6
+	# reassembles at PRE_ROUTING, before the STT hook at LOCAL_IN.
+	f0=$(stat_of ns_drop_outer_fragment)
+	r0=$(stat_of ns_rx_segments)
+	d0=$(stat_of ns_drop_no_device)
+	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count $n \
+		send v6_frag)
+	check_err $? "stt_craft.py failed: $out"
+	sleep 1
+	f1=$(stat_of ns_drop_outer_fragment)
+	r1=$(stat_of ns_rx_segments)
+	d1=$(stat_of ns_drop_no_device)
+	log_info "$n fragmented IPv6 segments: ns_rx_segments +$((r1 - r0)), ns_drop_outer_fragment +$((f1 - f0)), ns_drop_no_device +$((d1 - d0))"
+	((f1 - f0 == n))
+	check_err $? "outer IPv6 fragments not dropped as fragments with conntrack on: outer_fragment +$((f1 - f0)), no_device +$((d1 - d0)) (nf_defrag_ipv6 reassembled them before the hook)"
+	log_test "outer IPv6 fragments dropped with nf_defrag_ipv6 active"
+}
+
+require_root
+require_stt
+require_command ethtool
+require_command ping
+require_command python3
+if [[ ! -x "$(command -v nft)" ]]; then
+	echo "SKIP: nft not installed (Debian package nftables)"
+	exit $ksft_skip
+fi
+
+if ! setup; then
+	echo "SKIP: setup failed (stt device, veth or nft rule set)"
+	exit $ksft_skip
+fi
+tests_run
+tests_exit
