@@ -1,0 +1,382 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2317 # tests are called through ALL_TESTS
+#
+# Life cycle under traffic: while iperf3 (TCP) and a ping flood run over the
+# tunnel, delete the device, the underlay veth, the receiver's namespace,
+# unload the module (and load it again), and change device attributes; then
+# 1,000 create/delete cycles, and two processes creating and deleting
+# devices at once (same port, some clashing keys). Afterwards the tunnel
+# works again. Hangs, leaks, "waiting for" messages and kernel complaints
+# fail the run (scripts/vm-run watches the kernel log).
+#
+#   +---- $NS_A ------------------+     +---- $NS_B ------------------+
+#   | stt0 192.168.0.1/24         |     | stt0 192.168.0.2/24         |
+#   |   remote 10.0.0.2 key 1     |     |   remote 10.0.0.1 key 1     |
+#   | iperf3 -c, ping -f          |     | iperf3 -s                   |
+#   | vA 10.0.0.1/24 -------------+-----+-- vB 10.0.0.2/24            |
+#   +-----------------------------+     +-----------------------------+
+#
+# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/lifecycle.sh
+# CYCLES: create/delete cycles (default 1000); CONC: cycles per concurrent
+# process (default 300).
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ALL_TESTS="
+	del_device_under_traffic
+	del_underlay_under_traffic
+	del_netns_under_traffic
+	rmmod_under_traffic
+	change_attrs_under_traffic
+	create_delete_cycles
+	concurrent_create_delete
+"
+
+CYCLES=${CYCLES:-1000}
+CONC=${CONC:-300}
+TRAFFIC_PIDS=()
+TMP=$(mktemp -d)
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+
+cleanup()
+{
+	stop_traffic
+	rm -rf "$TMP"
+}
+
+setup_underlay()
+{
+	ip link add vA netns "$NS_A" type veth peer name vB netns "$NS_B" ||
+		return 1
+	a ip addr add 10.0.0.1/24 dev vA
+	b ip addr add 10.0.0.2/24 dev vB
+	a ip link set vA up
+	b ip link set vB up
+}
+
+# setup_stt NS LOCAL_INNER REMOTE_UNDERLAY
+setup_stt()
+{
+	local ns=$1 inner=$2 remote=$3
+
+	# A fixed MAC: a recreated device must not wait for the peer's
+	# neighbour entry to go stale.
+	ip -n "$ns" link add stt0 address "02:00:00:00:00:${inner##*.}" \
+		type stt remote "$remote" key 1 || return 1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
+	ip -n "$ns" addr add "$inner"/24 dev stt0
+	ip -n "$ns" link set stt0 up
+}
+
+setup_b()
+{
+	setup_stt "$NS_B" 192.168.0.2 10.0.0.1 || return 1
+	b iperf3 -s -D -I "$TMP/iperf3.pid" >/dev/null
+}
+
+setup()
+{
+	setup_ns NS_A NS_B || return 1
+	setup_underlay || return 1
+	setup_stt "$NS_A" 192.168.0.1 10.0.0.2 || return 1
+	setup_b || return 1
+}
+
+tunnel_ok()
+{
+	a ip neigh flush dev stt0
+	b ip neigh flush dev stt0
+	busywait 15000 a ping -c1 -W1 192.168.0.2 >/dev/null
+}
+
+# start_traffic SECONDS: iperf3 A -> B and a ping flood, in the background.
+start_traffic()
+{
+	local secs=${1:-30}
+
+	busywait 5000 b ss -ltnH "sport = :5201" >/dev/null
+	a timeout $((secs + 30)) iperf3 -c 192.168.0.2 -t "$secs" -J \
+		>"$TMP/iperf.json" 2>&1 &
+	TRAFFIC_PIDS+=($!)
+	a timeout $((secs + 30)) ping -f -q -w "$secs" 192.168.0.2 \
+		>"$TMP/ping.out" 2>&1 &
+	TRAFFIC_PIDS+=($!)
+}
+
+stop_traffic()
+{
+	local p
+
+	for p in "${TRAFFIC_PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${TRAFFIC_PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	TRAFFIC_PIDS=()
+}
+
+# traffic_flowing: the A side's stt0 sent and the B side's received more
+# than a few hundred KB in the last second.
+tx_bytes() { a cat /sys/class/net/stt0/statistics/tx_bytes; }
+
+traffic_flowing()
+{
+	local t0 t1
+
+	t0=$(tx_bytes)
+	sleep 1
+	t1=$(tx_bytes)
+	((t1 - t0 > 100000))
+}
+
+del_device_under_traffic()
+{
+	RET=0
+	start_traffic 30
+	busywait 10000 traffic_flowing
+	check_err $? "no traffic before the deletion"
+
+	b ip link del stt0
+	check_err $? "ip link del stt0 under traffic failed"
+	sleep 1
+	stop_traffic
+	setup_stt "$NS_B" 192.168.0.2 10.0.0.1
+	check_err $? "cannot recreate stt0"
+	tunnel_ok
+	check_err $? "tunnel dead after recreating the device"
+	log_test "delete the receiving device under traffic"
+}
+
+del_underlay_under_traffic()
+{
+	RET=0
+	start_traffic 30
+	busywait 10000 traffic_flowing
+	check_err $? "no traffic before the deletion"
+
+	b ip link del vB
+	check_err $? "ip link del vB under traffic failed"
+	sleep 1
+	stop_traffic
+	setup_underlay
+	check_err $? "cannot recreate the veth pair"
+	tunnel_ok
+	check_err $? "tunnel dead after recreating the underlay"
+	log_test "delete the underlay veth under traffic"
+}
+
+del_netns_under_traffic()
+{
+	local pid
+
+	RET=0
+	start_traffic 30
+	busywait 10000 traffic_flowing
+	check_err $? "no traffic before the deletion"
+
+	# Nothing may pin the namespace: kill its iperf3 server first, then
+	# delete it while A keeps sending.
+	pid=$(cat "$TMP/iperf3.pid" 2>/dev/null)
+	[[ -n "$pid" ]] && kill -9 "$pid"
+	cleanup_ns "$NS_B"
+	check_err $? "ip netns del under traffic failed"
+	sleep 3
+	stop_traffic
+
+	setup_ns NS_B
+	setup_underlay && setup_b
+	check_err $? "cannot rebuild the receiver namespace"
+	tunnel_ok
+	check_err $? "tunnel dead after rebuilding the namespace"
+	log_test "delete the receiver's namespace under traffic"
+}
+
+rmmod_under_traffic()
+{
+	RET=0
+	if [[ -z "$(stt_ko)" ]]; then
+		log_skip "rmmod stt under traffic" "no stt.ko to load again"
+		return
+	fi
+	start_traffic 30
+	busywait 10000 traffic_flowing
+	check_err $? "no traffic before rmmod"
+
+	stt_unload
+	check_err $? "rmmod stt under traffic failed"
+	sleep 1
+	stop_traffic
+	stt_loaded
+	check_fail $? "stt still loaded after rmmod"
+	stt_load
+	check_err $? "cannot load $(stt_ko) again"
+
+	setup_stt "$NS_A" 192.168.0.1 10.0.0.2 && setup_stt "$NS_B" 192.168.0.2 10.0.0.1
+	check_err $? "cannot recreate the devices after reload"
+	tunnel_ok
+	check_err $? "tunnel dead after the reload"
+	log_test "rmmod stt under traffic, then insmod again"
+}
+
+rx_bytes() { b cat /sys/class/net/stt0/statistics/rx_bytes; }
+
+change_attrs_under_traffic()
+{
+	local i r0 r1 n=0 fail=0
+
+	RET=0
+	start_traffic 600
+	busywait 10000 traffic_flowing
+	check_err $? "no traffic before the changes"
+
+	r0=$(rx_bytes)
+	for ((i = 1; i <= 10; i++)); do
+		for args in "ttl $((i * 24))" "ttl inherit" "ttl auto" \
+			    "tos 0x$((i % 8))0" "tos inherit" "tos 0" \
+			    "df set" "df inherit" "df unset" \
+			    "remote 10.0.0.99" "remote 10.0.0.2" \
+			    "id 2" "id 1" "local 10.0.0.1"; do
+			# shellcheck disable=SC2086
+			a ip link set stt0 type stt $args || fail=$((fail + 1))
+			n=$((n + 1))
+		done
+		# The receiver rehashes its device under receive traffic.
+		b ip link set stt0 type stt id 3 || fail=$((fail + 1))
+		b ip link set stt0 type stt id 1 remote 10.0.0.1 ||
+			fail=$((fail + 1))
+		b ip link set stt0 type stt ttl $((i + 1)) ||
+			fail=$((fail + 1))
+		n=$((n + 3))
+	done
+	r1=$(rx_bytes)
+	log_info "$n attribute changes, $fail refused; B received $(((r1 - r0) / 1000)) KB meanwhile"
+	((fail == 0))
+	check_err $? "$fail of $n changes refused"
+	((r1 > r0))
+	check_err $? "nothing received during the changes"
+
+	busywait 15000 traffic_flowing
+	check_err $? "traffic did not resume after the changes"
+	stop_traffic
+
+	a ip -d -j link show dev stt0 | jq -e \
+		'.[0].linkinfo.info_data | (.remote == "10.0.0.2")' >/dev/null
+	check_err $? "stt0 lost its remote: $(a ip -d link show dev stt0)"
+	tunnel_ok
+	check_err $? "tunnel dead after the changes"
+	log_test "change ttl/tos/df/remote/id/local under traffic"
+}
+
+create_delete_cycles()
+{
+	local i start end left out
+
+	RET=0
+	setup_ns NS_C
+	for ((i = 0; i < CYCLES; i++)); do
+		case $((i % 4)) in
+		0) echo "link add s$((i % 3)) type stt remote 10.1.$((i % 200)).1 key $i" ;;
+		1) echo "link add s$((i % 3)) type stt external dstport $((7472 + i % 3))" ;;
+		2) echo "link add s$((i % 3)) type stt remote fd00::$((i % 200 + 1)) key $i" ;;
+		3) echo "link add s$((i % 3)) type stt id $i remote 10.1.0.1 ttl 9 tos inherit" ;;
+		esac
+		echo "link set s$((i % 3)) up"
+		echo "link del s$((i % 3))"
+	done >"$TMP/batch"
+
+	start=$(date +%s%N)
+	out=$(ip -n "$NS_C" -batch "$TMP/batch" 2>&1)
+	check_err $? "ip -batch failed: $(head -3 <<<"$out")"
+	end=$(date +%s%N)
+	left=$(stt_devices "$NS_C")
+	[[ -z "$left" ]]
+	check_err $? "devices left behind: $left"
+	cleanup_ns "$NS_C"
+	log_info "$CYCLES create/up/delete cycles in $(((end - start) / 1000000)) ms"
+	log_test "$CYCLES create/delete cycles"
+}
+
+# churn TAG: CONC devices created and deleted in rounds of 10 (named
+# ${TAG}N, all on port 7471); keys 0-9 towards 10.2.0.1 and the external
+# device are the same in both processes, so they clash while both hold
+# them; keys 100+ towards 10.2.0.2 are this process's own.
+churn()
+{
+	local tag=$1 base=$2 i j
+
+	for ((i = 0; i < CONC; i += 10)); do
+		for ((j = i; j < i + 10; j++)); do
+			case $((j % 3)) in
+			0) echo "link add $tag$j type stt remote 10.2.0.1 key $((j % 10))" ;;
+			1) echo "link add $tag$j type stt external" ;;
+			2) echo "link add $tag$j type stt remote 10.2.0.2 key $((base + j))" ;;
+			esac
+		done
+		for ((j = i; j < i + 10; j++)); do
+			echo "link del $tag$j"
+		done
+	done >"$TMP/batch.$tag"
+	ip -n "$NS_C" -force -batch "$TMP/batch.$tag" >"$TMP/out.$tag" 2>&1
+	return 0
+}
+
+concurrent_create_delete()
+{
+	local p1 p2 left clash
+
+	RET=0
+	setup_ns NS_C
+	churn x 100000 &
+	p1=$!
+	churn y 200000 &
+	p2=$!
+	timeout 600 tail --pid=$p1 -f /dev/null
+	check_err $? "process 1 hung"
+	timeout 600 tail --pid=$p2 -f /dev/null
+	check_err $? "process 2 hung"
+	wait $p1 $p2
+
+	clash=$(cat "$TMP/out.x" "$TMP/out.y" | grep -c 'already')
+	log_info "$((4 * CONC)) operations, $clash adds refused as clashes"
+	log_info "messages: $(cat "$TMP/out.x" "$TMP/out.y" |
+		grep -Eo '(Error|RTNETLINK answers|Cannot find device).*' |
+		sed 's/"[^"]*"/DEV/' | sort | uniq -c | tr -s ' \n' ' ;')"
+	# Every round holds several external devices on port 7471 at once.
+	((clash > 0))
+	check_err $? "no add was refused: clashing keys or external devices accepted?"
+
+	left=$(stt_devices "$NS_C")
+	[[ -z "$left" ]]
+	check_err $? "devices left behind: $left"
+
+	# The key table must still be consistent: a device with a key both
+	# processes fought over works between fresh namespaces.
+	ip -n "$NS_C" link add k0 type stt remote 10.2.0.1 key 0
+	check_err $? "cannot add a device with a previously clashing key"
+	ip -n "$NS_C" link add k1 type stt external
+	check_err $? "cannot add an external device after the churn"
+	cleanup_ns "$NS_C"
+	log_test "two processes creating/deleting devices concurrently"
+}
+
+require_root
+require_stt
+require_command iperf3
+require_command ping
+require_command jq
+
+if ! setup; then
+	echo "SKIP: setup failed (stt device or veth)"
+	exit $ksft_skip
+fi
+if ! tunnel_ok; then
+	echo "FAIL: the tunnel does not pass traffic"
+	exit $ksft_fail
+fi
+tests_run
+tests_exit
