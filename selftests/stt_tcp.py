@@ -3,8 +3,8 @@
 """Checksummed one-way TCP transfers for the STT selftests.
 
   stt_tcp.py server PORT OUT
-      Listen on [::]:PORT (IPv4 too), take connections one after the
-      other, read each to EOF and append "<bytes> <sha256> <peer>" to OUT
+      Listen on [::]:PORT (IPv4 too), create OUT.ready, take connections
+      one after the other, read each to EOF and append "<bytes> <sha256> <peer>" to OUT
       before closing it. Runs until killed. Prints nothing.
 
   stt_tcp.py client PORT BYTES ADDR...
@@ -35,6 +35,7 @@ def server(args):
     s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     s.bind(('::', args.port))
     s.listen(4)
+    open(args.out + '.ready', 'w').close()
     buf = bytearray(CHUNK)
     view = memoryview(buf)
     while True:
