@@ -305,13 +305,14 @@ static int stt_port_sock(struct net *net, int family, __be16 port,
 	return 0;
 }
 
-/* Find or create the port record.  RTNL held. */
-struct stt_port *stt_port_get(struct stt_net *sn, __be16 port)
+/* Find or create the port record; *@created says which.  RTNL held. */
+struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
 {
 	struct stt_port *sp;
 	int err, i;
 
 	ASSERT_RTNL();
+	*created = false;
 	list_for_each_entry(sp, &sn->port_list, list)
 		if (sp->port == port)
 			return sp;
@@ -332,6 +333,7 @@ struct stt_port *stt_port_get(struct stt_net *sn, __be16 port)
 		goto err_sock4;
 #endif
 	list_add_rcu(&sp->list, &sn->port_list);
+	*created = true;
 	return sp;
 
 #if IS_ENABLED(CONFIG_IPV6)
@@ -343,6 +345,23 @@ err_free:
 	return ERR_PTR(err);
 }
 
+static void stt_port_sock_release(struct stt_port *sp)
+{
+	if (sp->sock6)
+		sock_release(sp->sock6);
+	sock_release(sp->sock4);
+}
+
+/* Undo a port record created by a request that then failed: a refused
+ * request must not leave the port reserved.  RTNL held, no device on it.
+ */
+static void stt_port_put_new(struct stt_port *sp)
+{
+	list_del_rcu(&sp->list);
+	stt_port_sock_release(sp);
+	kfree_rcu(sp, rcu);
+}
+
 /* Namespace exit: hooks are unregistered and no device is left. */
 void stt_ports_free(struct stt_net *sn)
 {
@@ -350,9 +369,7 @@ void stt_ports_free(struct stt_net *sn)
 
 	list_for_each_entry_safe(sp, tmp, &sn->port_list, list) {
 		list_del(&sp->list);
-		if (sp->sock6)
-			sock_release(sp->sock6);
-		sock_release(sp->sock4);
+		stt_port_sock_release(sp);
 		kfree(sp);
 	}
 }
@@ -441,25 +458,29 @@ int stt_configure(struct net *net, struct net_device *dev,
 	struct stt_dev *stt = netdev_priv(dev);
 	struct stt_config *ncfg;
 	struct stt_port *sp;
+	bool created;
 	int err;
 
 	stt->net = net;
 	stt->dev = dev;
 	INIT_HLIST_NODE(&stt->hnode);
 
-	sp = stt_port_get(sn, cfg->key.tp_dst);
+	sp = stt_port_get(sn, cfg->key.tp_dst, &created);
 	if (IS_ERR(sp)) {
-		NL_SET_ERR_MSG(extack, "Cannot reserve the STT port");
+		NL_SET_ERR_MSG(extack,
+			       "Cannot reserve the STT port: a local socket uses it");
 		return PTR_ERR(sp);
 	}
 
 	err = stt_check_clash(sp, stt, cfg, extack);
 	if (err)
-		return err;
+		goto err_port;
 
 	ncfg = kmemdup(cfg, sizeof(*cfg), GFP_KERNEL);
-	if (!ncfg)
-		return -ENOMEM;
+	if (!ncfg) {
+		err = -ENOMEM;
+		goto err_port;
+	}
 	RCU_INIT_POINTER(stt->cfg, ncfg);
 
 	dev->needed_headroom = stt_needed_headroom(cfg);
@@ -468,12 +489,17 @@ int stt_configure(struct net *net, struct net_device *dev,
 	if (err) {
 		RCU_INIT_POINTER(stt->cfg, NULL);
 		kfree(ncfg);
-		return err;
+		goto err_port;
 	}
 
 	stt_link_port(stt, sp, ncfg);
 	list_add(&stt->next, &sn->dev_list);
 	return 0;
+
+err_port:
+	if (created)
+		stt_port_put_new(sp);
+	return err;
 }
 
 /* Apply a complete new configuration.  Port and mode never change here

@@ -106,9 +106,18 @@ static int stt_validate(struct nlattr *tb[], struct nlattr *data[],
 			return -EINVAL;
 		}
 	}
-	if (data[IFLA_STT_LOCAL6] && !IS_ENABLED(CONFIG_IPV6)) {
-		NL_SET_ERR_MSG(extack, "IPv6 support not enabled");
-		return -EPFNOSUPPORT;
+	if (data[IFLA_STT_LOCAL6]) {
+		struct in6_addr a = nla_get_in6_addr(data[IFLA_STT_LOCAL6]);
+
+		if (!IS_ENABLED(CONFIG_IPV6)) {
+			NL_SET_ERR_MSG(extack, "IPv6 support not enabled");
+			return -EPFNOSUPPORT;
+		}
+		if (ipv6_addr_type(&a) & IPV6_ADDR_MULTICAST) {
+			NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_LOCAL6],
+					    "Local must be a unicast IPv6 address");
+			return -EINVAL;
+		}
 	}
 	if (data[IFLA_STT_LOCAL] &&
 	    ipv4_is_multicast(nla_get_in_addr(data[IFLA_STT_LOCAL]))) {

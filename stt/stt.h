@@ -197,7 +197,7 @@ int stt_configure(struct net *net, struct net_device *dev,
 int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 		    struct netlink_ext_ack *extack);
 void stt_dellink(struct net_device *dev, struct list_head *head);
-struct stt_port *stt_port_get(struct stt_net *sn, __be16 port);
+struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created);
 void stt_ports_free(struct stt_net *sn);
 
 /* netlink.c */
