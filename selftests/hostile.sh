@@ -28,6 +28,7 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="
 	baseline_transfer
 	malformed_classes
+	outer_ipv6_fragments
 	transfer_after_hostile
 	reasm_flood_gro_off
 	reasm_flood_gro_on
@@ -252,16 +253,12 @@ malformed_classes()
 	class vlan_no_v		N	"ns_drop_bad_vlan=N"
 	class version		N	"ns_drop_bad_version=N"
 	class rsvd_flags	N	"ns_drop_bad_flags=N"
+	# The reserved byte and the padding are not checked (the draft asks
+	# senders for zeros; receivers ignore them): delivered.
+	class rsvd_byte		N	"rx_frames_whole=N"
 	class unknown_key	N	"ns_drop_no_device=N"
 	class ecn		N	"ns_drop_ecn=N"
 	class v6_exthdr		N	"ns_drop_outer_exthdr=N"
-	# First fragments are stolen and dropped; the others go to IPv6
-	# reassembly (after LOCAL_IN), wait there for a first fragment that
-	# never comes and expire.
-	class v6_frag		N	"ns_drop_outer_fragment=N"
-	# An atomic fragment (offset 0, M clear) is a fragment header all the
-	# same; the driver counts it as an extension header today.
-	class v6_atomic_frag	N	"ns_drop_outer_fragment+ns_drop_outer_exthdr=N"
 	# IPv4 reassembles before LOCAL_IN: the hook sees one whole segment
 	# per datagram and delivers the frame.
 	class v4_frag		N	"rx_frames_whole=N"
@@ -295,6 +292,25 @@ malformed_classes()
 	((TOTAL_SENT >= 10000))
 	check_err $? "only $TOTAL_SENT packets sent"
 	log_test "malformed segments: each class under its own counter"
+}
+
+# First fragments are stolen and dropped; the others go to IPv6
+# reassembly (after LOCAL_IN), wait there for a first fragment that never
+# comes and expire. Unless nf_defrag_ipv6 is active in the namespace
+# (conntrack rules; seen also with openvswitch.ko loaded): then IPv6
+# reassembles at PRE_ROUTING and the hook never sees a fragment. A test
+# of its own, so that this known driver issue does not hide the rest.
+outer_ipv6_fragments()
+{
+	RET=0
+	C1=()
+	class v6_frag		N	"ns_drop_outer_fragment=N"
+	# An atomic fragment (offset 0, M clear) is a fragment header all the
+	# same; the driver counts it as an extension header today.
+	class v6_atomic_frag	N	"ns_drop_outer_fragment+ns_drop_outer_exthdr=N"
+	lsmod | grep -q '^nf_defrag_ipv6' &&
+		log_info "nf_defrag_ipv6 is loaded: $(lsmod | awk '$1 == "nf_defrag_ipv6" { print $4 }')"
+	log_test "outer IPv6 fragments dropped as fragments"
 }
 
 # pending_zero: no frame pending and no memory held in reassembly.

@@ -114,10 +114,10 @@ class Crafter:
         return seg[:16] + struct.pack('!H', c) + seg[18:]
 
     def stt_hdr(self, flags=0, l4=0, mss=0, vlan=0, key=None, version=0,
-                rsvd=0):
+                rsvd=0, pad=0):
         key = self.a.key if key is None else key
         return struct.pack('!BBBBHHQH', version, flags, l4, rsvd, mss, vlan,
-                           key, 0)
+                           key, pad)
 
     def inner_ip4(self, size=100, tos=0, proto=17):
         """An inner Ethernet/IPv4/UDP frame of @size bytes (from Ethernet)."""
@@ -415,6 +415,12 @@ def c_rsvd_flags(c, n):
     """reserved flag bits 0xF0: ns_drop_bad_flags"""
     return [c.whole4(c.frame(flags=(0x10 << (i % 4)) | (i & 0x0d)))
             for i in range(n)], n
+
+
+def c_rsvd_byte(c, n):
+    """reserved byte or padding nonzero: ignored, frame delivered"""
+    return [c.whole4(c.frame(rsvd=1 + i % 255) if i % 2 else
+                     c.frame(pad=1 + i % 65535)) for i in range(n)], n
 
 
 def c_unknown_key(c, n):
