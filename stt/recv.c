@@ -418,6 +418,15 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 
 	/* Ours from here on: TCP must never see it. */
+	if (IPCB(skb)->frag_max_size) {
+		/* IP reassembled it: senders size segments to the path MTU
+		 * and never fragment, so this is not STT traffic to trust.
+		 */
+		stt_ns_inc(sn, STT_NS_RX_SEGS);
+		stt_ns_inc(sn, STT_NS_DROP_OUTER_FRAG);
+		kfree_skb(skb);
+		return NF_STOLEN;
+	}
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
 	stt_rcv_segment(sn, skb, false);
@@ -425,6 +434,29 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
+/* Is there a fragment header (even an atomic one) before the L4 header? */
+static bool stt_ipv6_has_frag_hdr(const struct sk_buff *skb, int off)
+{
+	u8 nexthdr = ipv6_hdr(skb)->nexthdr;
+
+	while (ipv6_ext_hdr(nexthdr) && nexthdr != NEXTHDR_NONE) {
+		struct ipv6_opt_hdr _hdr;
+		const struct ipv6_opt_hdr *hp;
+
+		if (nexthdr == NEXTHDR_FRAGMENT)
+			return true;
+		hp = skb_header_pointer(skb, off, sizeof(_hdr), &_hdr);
+		if (!hp)
+			return false;
+		if (nexthdr == NEXTHDR_AUTH)
+			off += ipv6_authlen(hp);
+		else
+			off += ipv6_optlen(hp);
+		nexthdr = hp->nexthdr;
+	}
+	return false;
+}
+
 static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 				 const struct nf_hook_state *state)
 {
@@ -451,7 +483,8 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 		 * the result to TCP, which would answer.  Drop.
 		 */
 		stt_ns_inc(sn, STT_NS_RX_SEGS);
-		stt_ns_inc(sn, frag_off ? STT_NS_DROP_OUTER_FRAG :
+		stt_ns_inc(sn, stt_ipv6_has_frag_hdr(skb, thoff) ?
+				    STT_NS_DROP_OUTER_FRAG :
 				    STT_NS_DROP_OUTER_EXTHDR);
 		kfree_skb(skb);
 		return NF_STOLEN;
@@ -459,6 +492,15 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 	ports = skb_header_pointer(skb, thoff, sizeof(_ports), _ports);
 	if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
 		return NF_ACCEPT;
+	if (IP6CB(skb)->flags & IP6SKB_FRAGMENTED) {
+		/* nf_defrag_ipv6 reassembled it before us: same verdict as
+		 * for fragments seen one by one.
+		 */
+		stt_ns_inc(sn, STT_NS_RX_SEGS);
+		stt_ns_inc(sn, STT_NS_DROP_OUTER_FRAG);
+		kfree_skb(skb);
+		return NF_STOLEN;
+	}
 
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);

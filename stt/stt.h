@@ -42,11 +42,11 @@ enum stt_ns_stat {
 	STT_NS_DROP_REASM_TIMEOUT, /* frames expired incomplete */
 	STT_NS_DROP_REASM_MEM,	/* reassembly over its memory bound */
 	STT_NS_DROP_VERSION,	/* STT version not 0 */
-	STT_NS_DROP_FLAGS,	/* reserved flag bits or byte set */
+	STT_NS_DROP_FLAGS,	/* reserved flag bits set */
 	STT_NS_DROP_OFFLOAD,	/* inconsistent L4 offset / MSS / flags */
 	STT_NS_DROP_VLAN,	/* VLAN field set without V */
 	STT_NS_DROP_NO_DEV,	/* no device for (key, remote), or device down */
-	STT_NS_DROP_OUTER_FRAG,	/* outer IPv6 fragment */
+	STT_NS_DROP_OUTER_FRAG,	/* outer IP fragment, or reassembled one */
 	STT_NS_DROP_OUTER_EXTHDR, /* outer IPv6 extension header */
 	STT_NS_DROP_ECN,	/* CE outside, not-ECT inside (RFC 6040) */
 	STT_NS_DROP_NOMEM,	/* allocation failure */
