@@ -4,6 +4,8 @@
 #
 #   make                  build stt.ko and the iproute2 plugin
 #   make check            set up, build (-Werror), style, sparse, selftests in QEMU
+#   make check-debug      selftests in QEMU on a KASAN/kmemleak/lockdep/UBSAN
+#                         kernel built from linux-source-6.1 (slow; cached)
 #   make demo             two hosts, an STT tunnel, traffic, a summary
 #   make install          module + plugin + uapi header (DESTDIR= honoured)
 #   make dkms-install     register the sources with DKMS
@@ -28,7 +30,7 @@ MODULES := stt.ko vport-stt.ko
 PLUGIN := tools/iproute2/link_stt.so
 DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
-.PHONY: all module plugin check style sparse demo bench setup install \
+.PHONY: all module plugin check check-debug style sparse demo bench setup install \
 	uninstall dkms-install dkms-uninstall clean
 
 all: module plugin
@@ -42,6 +44,9 @@ plugin:
 
 check:
 	scripts/check
+
+check-debug:
+	scripts/check-debug $(STT_CHECK_TESTS)
 
 style:
 	scripts/style
