@@ -44,6 +44,17 @@ n=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# Load the in-tree modules the tests pull in (netfilter for firewall.sh,
+# VLAN, netem, other tunnels) before any test creates or dismantles
+# namespaces: once, a modprobe started while namespaces were being torn
+# down stayed blocked for over ten minutes (a module's pernet registration
+# waits for namespace cleanup); the cause is still being investigated.
+if [[ -n "${STT_VM:-}" ]]; then
+	modprobe -a -q nf_conntrack nf_defrag_ipv4 nf_defrag_ipv6 nf_tables \
+		nft_ct nft_reject_inet nft_chain_nat nfnetlink 8021q sch_netem \
+		vxlan geneve veth 2>/dev/null
+fi
+
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 for t in "${tests[@]}"; do
