@@ -12,7 +12,10 @@
 # after the filter table); with nf_conntrack_tcp_loose=0 a
 # "ct state invalid drop" rule blocks STT and a notrack rule restores it;
 # outer IPv6 fragments, which nf_defrag_ipv6 reassembles before LOCAL_IN
-# once conntrack is on, are still dropped as fragments.
+# once conntrack is on, are still dropped as fragments; segments waiting
+# in reassembly hold no conntrack entry (else deleting the namespace hangs
+# in conntrack's cleanup, which waits for every entry to go), and the
+# namespace is deleted at the end with such segments queued.
 #
 #   +---- $NS_A (sender) ---------+     +---- $NS_B (receiver, firewall) --+
 #   | stt0 192.168.0.1/24         |     | stt0 192.168.0.2/24              |
@@ -36,6 +39,7 @@ ALL_TESTS="
 	drop_stt_port
 	loose_off_invalid_drop
 	ipv6_fragments_with_defrag
+	queued_segments_no_conntrack
 "
 
 CRAFT=$(cd "$(dirname "$0")" && pwd)/stt_craft.py
@@ -263,6 +267,38 @@ ipv6_fragments_with_defrag()
 	((f1 - f0 == n))
 	check_err $? "outer IPv6 fragments not dropped as fragments with conntrack on: outer_fragment +$((f1 - f0)), no_device +$((d1 - d0)) (nf_defrag_ipv6 reassembled them before the hook)"
 	log_test "outer IPv6 fragments dropped with nf_defrag_ipv6 active"
+}
+
+# A segment waiting in reassembly must not pin the (unconfirmed) conntrack
+# entry conntrack gave it before the hook stole it: nf_conntrack_count
+# counts such entries though conntrack -L does not list them, and a netns
+# whose count never reaches zero hangs its own deletion (and with it every
+# later netns deletion and rmmod). The frames stay queued until the
+# namespace goes at the end of the script, which vm-run's final rmmod
+# checks.
+queued_segments_no_conntrack()
+{
+	local n=50 c0 c1 q0 q1 out param=/sys/module/stt/parameters/reasm_timeout_ms
+	local timeout
+
+	RET=0
+	timeout=$(<"$param")
+	echo 600000 >"$param"
+	c0=$(b sysctl -n net.netfilter.nf_conntrack_count)
+	q0=$(stat_of ns_reasm_pending_frames)
+	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count $n \
+		send incomplete)
+	check_err $? "stt_craft.py failed: $out"
+	sleep 1
+	q1=$(stat_of ns_reasm_pending_frames)
+	c1=$(b sysctl -n net.netfilter.nf_conntrack_count)
+	echo "$timeout" >"$param"
+	log_info "$n incomplete frames: ns_reasm_pending_frames +$((q1 - q0)), nf_conntrack_count $c0 -> $c1"
+	((q1 - q0 == n))
+	check_err $? "the incomplete frames are not queued: pending +$((q1 - q0))"
+	((c1 <= c0))
+	check_err $? "queued segments hold conntrack entries: nf_conntrack_count $c0 -> $c1"
+	log_test "segments queued for reassembly hold no conntrack entry"
 }
 
 require_root

@@ -188,6 +188,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 			      unsigned int *nsegs)
 {
 	unsigned int off = STT_SEG_CB(skb)->offset, len = skb->len;
+	struct net_device *dev = skb->dev;
 	struct stt_reasm *r = &sn->reasm;
 	struct sk_buff *free = NULL, *prev, *cur, *frame = NULL;
 	enum stt_ns_stat why = STT_NS_STAT_MAX;
@@ -198,9 +199,16 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 
 	stt_frag_key_init(skb, &k);
 	h = stt_frag_hash(&k);
-	/* Segments hold their outer headers until the frame is built. */
+	/* Segments hold their outer headers until the frame is built, but
+	 * nothing that pins other state: a socket, a route, or the outer
+	 * conntrack entry conntrack made before the hook stole the segment.
+	 * Namespace exit runs conntrack's cleanup before ours when nf_conntrack
+	 * was loaded after stt, and that cleanup waits for every entry of the
+	 * namespace to be freed, forever if a queued segment holds one.
+	 */
 	skb_orphan(skb);
 	skb_dst_drop(skb);
+	nf_reset_ct(skb);
 	cost = skb->truesize;
 
 	spin_lock_bh(&r->lock);
@@ -288,6 +296,8 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		spin_unlock_bh(&r->lock);
 
 		frame = stt_build_frame(frame);
+		/* The head may have arrived on a device since deleted. */
+		frame->dev = dev;
 		STT_SEG_CB(frame)->ecn_ce = ce;
 		stt_ns_inc(sn, STT_NS_REASM_FRAMES);
 		stt_ns_add(sn, STT_NS_REASM_SEGS, *nsegs);
