@@ -44,6 +44,7 @@ ALL_TESTS="
 	transfer_offloads
 	transfer_tso_off
 	transfer_gro_off
+	cloned_segments
 	mtu_large
 	vlan
 	wrong_key_remote
@@ -61,6 +62,7 @@ PY=/usr/bin/python3
 HERE=$(cd "$(dirname "$0")" && pwd)
 TCPX=$HERE/stt_tcp.py
 WIRE=$HERE/stt_wire.py
+HOLD=$HERE/stt_hold.py
 TMPD=$(mktemp -d /tmp/stt-datapath-XXXXXX)
 XPORT=5000
 MONPORT=7999
@@ -431,6 +433,42 @@ transfer_gro_off()
 	done
 	log_test "TSO off, GRO off: frames arrive through reassembly" \
 		 "$RXP_INFO"
+}
+
+# Segments that are clones: a packet socket on the receiver's underlay
+# holds a clone of every one of them until the transfers end, so the
+# receive path reassembles (receiver GRO off) and reshapes frames, some
+# merged in part by GRO (on), whose data and shared info another skb
+# still owns, as under netem duplication. Sender TSO off: real segments.
+# The data must come through intact; leaks and use-after-free show in
+# make check-debug.
+cloned_segments()
+{
+	local gro hold out n b segs
+	local -A c0 c1
+
+	for gro in off on; do
+		RET=0
+		topo_shared && offloads off "$gro"
+		check_err $? "topology setup failed"
+		ip netns exec "$NSB" "$PY" "$HOLD" vb >"$TMPD/hold.out" &
+		hold=$!
+		busywait 30000 file_has "$TMPD/hold.out" ready
+		check_err $? "stt_hold.py did not start"
+		counters c0 "$NSB" stt4
+		xfer "$NSB" "$NSA" "$SMALL" 10.4.0.2 fd04::2
+		counters c1 "$NSB" stt4
+		kill -USR1 "$hold"
+		wait "$hold"
+		read -r n b < <(sed -n 2p "$TMPD/hold.out")
+		segs=$((c1[ns_rx_segments] - c0[ns_rx_segments]))
+		xfer_check 10.4.0.2
+		xfer_check fd04::2
+		((${n:-0} >= segs && segs > 0))
+		check_err $? "the packet socket held ${n:-no} packets for $segs STT segments"
+		log_test "receiver GRO $gro, every segment cloned: transfers intact" \
+			 "held $n packets, ${b:-0} bytes; STT segments +$segs, reassembled +$((c1[ns_reasm_frames] - c0[ns_reasm_frames]))"
+	done
 }
 
 # mtu_case MTU: pings of exactly MTU bytes with DF over both underlays,

@@ -184,6 +184,35 @@ static struct sk_buff *stt_build_frame(struct sk_buff *head)
 	return head;
 }
 
+/* Make @skb's shared info and frag_list chain ours alone before the queue
+ * links and splices them.  A segment can be a clone (a packet tap, netem
+ * duplication) whose shared info another skb still uses, and after
+ * unsharing it, its frag_list members are shared with that skb: members
+ * another owner still holds are replaced by clones of their own, so that
+ * no ->next pointer outside our chain is ever written.  Copies the linear
+ * part of cloned segments only; frags and member data stay shared.
+ */
+static int stt_seg_own(struct sk_buff *skb)
+{
+	struct sk_buff **p;
+
+	if (skb_unclone(skb, GFP_ATOMIC))
+		return -ENOMEM;
+	for (p = &skb_shinfo(skb)->frag_list; *p; p = &(*p)->next) {
+		struct sk_buff *m = *p, *c;
+
+		if (!skb_shared(m))
+			continue;
+		c = skb_clone(m, GFP_ATOMIC);
+		if (!c)
+			return -ENOMEM;
+		c->next = m->next;
+		*p = c;
+		consume_skb(m);
+	}
+	return 0;
+}
+
 struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 			      unsigned int *nsegs)
 {
@@ -209,6 +238,11 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	skb_orphan(skb);
 	skb_dst_drop(skb);
 	nf_reset_ct(skb);
+	if (stt_seg_own(skb)) {
+		stt_ns_inc(sn, STT_NS_DROP_NOMEM);
+		kfree_skb(skb);
+		return NULL;
+	}
 	cost = skb->truesize;
 
 	spin_lock_bh(&r->lock);
@@ -514,7 +548,10 @@ int stt_fraglist_fit(struct sk_buff *skb)
 	}
 
 	skb_shinfo(skb)->frag_list = nlist;
-	stt_free_list(fl);
+	/* Members may be shared (the frame was a clone): leave their ->next
+	 * alone, as stt_free_list() would not.
+	 */
+	kfree_skb_list(fl);
 	skb->data_len = skb->len - skb_headlen(skb);
 	kfree(p);
 	return 1;
