@@ -46,9 +46,11 @@ trap 'rm -f "$log"' EXIT
 
 # Load the in-tree modules the tests pull in (netfilter for firewall.sh,
 # VLAN, netem, other tunnels) before any test creates or dismantles
-# namespaces: once, a modprobe started while namespaces were being torn
-# down stayed blocked for over ten minutes (a module's pernet registration
-# waits for namespace cleanup); the cause is still being investigated.
+# namespaces: a module's pernet registration waits for namespace cleanup.
+# A modprobe once stayed blocked for over ten minutes that way: cleanup
+# spun in conntrack's, waiting for entries that STT segments queued for
+# reassembly held (fixed in stt/reasm.c, checked by firewall.sh). Loading
+# nf_conntrack after stt.ko, as here, is the order that exposed it.
 if [[ -n "${STT_VM:-}" ]]; then
 	modprobe -a -q nf_conntrack nf_defrag_ipv4 nf_defrag_ipv6 nf_tables \
 		nft_ct nft_reject_inet nft_chain_nat nfnetlink 8021q sch_netem \
