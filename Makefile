@@ -30,7 +30,7 @@ MODULES := stt.ko vport-stt.ko
 PLUGIN := tools/iproute2/link_stt.so
 DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
-.PHONY: all module plugin check check-debug style sparse demo bench setup install \
+.PHONY: all module plugin check check-debug style sparse demo demo-ovn bench setup install \
 	uninstall dkms-install dkms-uninstall clean
 
 all: module plugin
@@ -56,6 +56,9 @@ sparse:
 
 demo:
 	scripts/demo
+
+demo-ovn:
+	scripts/demo-ovn
 
 bench:
 	scripts/bench $(BENCH_ARGS)

@@ -32,7 +32,8 @@
 # topology with ovn-encap-type=geneve, in the same run.
 #
 # Run in the VM:  scripts/vm-run -- selftests/ovn.sh
-# (scripts/demo-ovn runs it alone and keeps the figures.)
+# make demo-ovn (scripts/demo-ovn) runs it alone with OVN_VERBOSE=1, which
+# also shows the NB/SB views and one chassis's bridges and STT device.
 
 SELFDIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$SELFDIR/.." && pwd)
@@ -318,6 +319,14 @@ if ! setup_underlay || ! setup_central ||
 	tail -n 5 "$T"/ch*/ovn-controller.log "$T"/cen/northd.log 2>/dev/null
 	echo "FAIL: OVN setup failed"
 	exit 1
+fi
+if [ -n "${OVN_VERBOSE:-}" ]; then
+	echo "---- ovn-nbctl show"; nbctl show
+	echo "---- ovn-sbctl show"; sbctl show
+	echo "---- ch1: ovs-vsctl show"; vsctl 1 show
+	echo "---- ch1: ip -d link show type stt"
+	ch 1 env IP_LIB_DIR="$REPO/tools/iproute2" ip -d link show type stt
+	echo "----"
 fi
 log_info "3 chassis, 6 VMs: set up in $(($(date +%s) - t_setup)) s; converged ${CONVERGE_MS} ms after the last port bound"
 
