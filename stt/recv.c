@@ -401,6 +401,18 @@ drop:
 	kfree_skb(skb);
 }
 
+/* An outer packet to our port that is no STT segment we accept: count it
+ * as a segment and as @why, and keep it from TCP.
+ */
+static unsigned int stt_hook_drop(struct stt_net *sn, struct sk_buff *skb,
+				  enum stt_ns_stat why)
+{
+	stt_ns_inc(sn, STT_NS_RX_SEGS);
+	stt_ns_inc(sn, why);
+	kfree_skb(skb);
+	return NF_STOLEN;
+}
+
 static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 				 const struct nf_hook_state *state)
 {
@@ -422,10 +434,7 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 		/* IP reassembled it: senders size segments to the path MTU
 		 * and never fragment, so this is not STT traffic to trust.
 		 */
-		stt_ns_inc(sn, STT_NS_RX_SEGS);
-		stt_ns_inc(sn, STT_NS_DROP_OUTER_FRAG);
-		kfree_skb(skb);
-		return NF_STOLEN;
+		return stt_hook_drop(sn, skb, STT_NS_DROP_OUTER_FRAG);
 	}
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
@@ -482,12 +491,10 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 		 * fragment; after our hook IPv6 would reassemble and hand
 		 * the result to TCP, which would answer.  Drop.
 		 */
-		stt_ns_inc(sn, STT_NS_RX_SEGS);
-		stt_ns_inc(sn, stt_ipv6_has_frag_hdr(skb, thoff) ?
-				    STT_NS_DROP_OUTER_FRAG :
-				    STT_NS_DROP_OUTER_EXTHDR);
-		kfree_skb(skb);
-		return NF_STOLEN;
+		return stt_hook_drop(sn, skb,
+				     stt_ipv6_has_frag_hdr(skb, thoff) ?
+				     STT_NS_DROP_OUTER_FRAG :
+				     STT_NS_DROP_OUTER_EXTHDR);
 	}
 	ports = skb_header_pointer(skb, thoff, sizeof(_ports), _ports);
 	if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
@@ -496,10 +503,7 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 		/* nf_defrag_ipv6 reassembled it before us: same verdict as
 		 * for fragments seen one by one.
 		 */
-		stt_ns_inc(sn, STT_NS_RX_SEGS);
-		stt_ns_inc(sn, STT_NS_DROP_OUTER_FRAG);
-		kfree_skb(skb);
-		return NF_STOLEN;
+		return stt_hook_drop(sn, skb, STT_NS_DROP_OUTER_FRAG);
 	}
 
 	__skb_pull(skb, thoff);

@@ -248,22 +248,33 @@ static void stt_xmit_done(struct stt_dev *stt, int err, unsigned int pkt_len,
 	iptunnel_xmit_stats(stt->dev, pkt_len);
 }
 
-/* Push the STT and outer TCP headers and mark the result for TSO. */
+/* Describe the inner packet (offloads, VLAN tag) in an STT header, push
+ * it and the outer TCP header, and mark the result for TSO with @mss.
+ */
 static void stt_push_headers(struct sk_buff *skb,
-			     const struct stt_tx_params *p,
-			     const struct stt_offload *o, u16 vlan_tci,
-			     unsigned int mss)
+			     const struct stt_tx_params *p, unsigned int mss)
 {
-	unsigned int frame_len = skb->len + STT_HLEN;
+	unsigned int frame_len;
+	struct stt_offload o;
 	struct stthdr *sh;
 	struct tcphdr *th;
+	u16 vlan_tci = 0;
 
+	if (skb_vlan_tag_present(skb)) {
+		vlan_tci = (skb_vlan_tag_get(skb) & ~VLAN_CFI_MASK) |
+			   STT_VLAN_VALID;
+		__vlan_hwaccel_clear_tag(skb);
+	}
+	stt_describe(skb, &o);
+	skb_reset_inner_headers(skb);
+
+	frame_len = skb->len + STT_HLEN;
 	sh = __skb_push(skb, STT_HLEN);
 	sh->version = STT_VERSION;
-	sh->flags = o->flags;
-	sh->l4_offset = o->l4_offset;
+	sh->flags = o.flags;
+	sh->l4_offset = o.l4_offset;
 	sh->reserved = 0;
-	sh->mss = htons(o->mss);
+	sh->mss = htons(o.mss);
 	sh->vlan_tci = htons(vlan_tci);
 	sh->key = p->key.tun_id;
 	sh->pad[0] = 0;
@@ -351,11 +362,10 @@ static int stt_xmit4(struct stt_dev *stt, struct sk_buff *skb,
 	bool gso = skb_is_gso(skb);
 	struct net_device *dev = stt->dev;
 	u8 inner_ds = stt_inner_dsfield(skb);
-	struct stt_offload o;
 	struct flowi4 fl4;
+	struct tcphdr *th;
 	struct rtable *rt;
 	struct iphdr *iph;
-	u16 vlan_tci = 0;
 	unsigned int mss;
 	u8 tos, ttl;
 	__be16 df;
@@ -382,21 +392,10 @@ static int stt_xmit4(struct stt_dev *stt, struct sk_buff *skb,
 	if (err)
 		goto err_rt;
 
-	if (skb_vlan_tag_present(skb)) {
-		vlan_tci = (skb_vlan_tag_get(skb) & ~VLAN_CFI_MASK) |
-			   STT_VLAN_VALID;
-		__vlan_hwaccel_clear_tag(skb);
-	}
-	stt_describe(skb, &o);
-	skb_reset_inner_headers(skb);
-
 	mss = dst_mtu(&rt->dst) - sizeof(*iph) - sizeof(struct tcphdr);
-	stt_push_headers(skb, p, &o, vlan_tci, mss);
-	{
-		struct tcphdr *th = tcp_hdr(skb);
-
-		th->check = ~tcp_v4_check(skb->len, fl4.saddr, fl4.daddr, 0);
-	}
+	stt_push_headers(skb, p, mss);
+	th = tcp_hdr(skb);
+	th->check = ~tcp_v4_check(skb->len, fl4.saddr, fl4.daddr, 0);
 
 	skb_scrub_packet(skb, !net_eq(stt->net, dev_net(dev)));
 	skb_clear_hash_if_not_l4(skb);
@@ -467,11 +466,9 @@ static int stt_xmit6(struct stt_dev *stt, struct sk_buff *skb,
 	struct net_device *dev = stt->dev;
 	u8 inner_ds = stt_inner_dsfield(skb);
 	struct ipv6hdr *ip6h;
-	struct stt_offload o;
 	struct dst_entry *dst;
 	struct flowi6 fl6;
 	struct tcphdr *th;
-	u16 vlan_tci = 0;
 	unsigned int mss;
 	u8 tos, ttl;
 	int err;
@@ -490,16 +487,8 @@ static int stt_xmit6(struct stt_dev *stt, struct sk_buff *skb,
 	if (err)
 		goto err_dst;
 
-	if (skb_vlan_tag_present(skb)) {
-		vlan_tci = (skb_vlan_tag_get(skb) & ~VLAN_CFI_MASK) |
-			   STT_VLAN_VALID;
-		__vlan_hwaccel_clear_tag(skb);
-	}
-	stt_describe(skb, &o);
-	skb_reset_inner_headers(skb);
-
 	mss = dst_mtu(dst) - sizeof(*ip6h) - sizeof(struct tcphdr);
-	stt_push_headers(skb, p, &o, vlan_tci, mss);
+	stt_push_headers(skb, p, mss);
 	th = tcp_hdr(skb);
 	th->check = ~tcp_v6_check(skb->len, &fl6.saddr, &fl6.daddr, 0);
 
