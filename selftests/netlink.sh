@@ -554,6 +554,18 @@ bad_families()
 	refused "$msg" ipn link set s0 type stt local 2001:db8::1
 	refused "$msg" nl set s0 local=2001:db8::1
 	ipn link del s0
+
+	# A remote of the other family would silently lose the local.
+	ipn link add s0 type stt remote 192.0.2.2 local 192.0.2.1
+	check_err $? "ip link add s0 (IPv4 local) failed"
+	refused "An IPv6 remote needs an IPv6 local to replace the IPv4 one" \
+		ipn link set s0 type stt remote 2001:db8::2
+	ipn link del s0
+	ipn link add s0 type stt remote 2001:db8::2 local 2001:db8::1
+	check_err $? "ip link add s0 (IPv6 local) failed"
+	refused "An IPv4 remote needs an IPv4 local to replace the IPv6 one" \
+		ipn link set s0 type stt remote 192.0.2.2
+	ipn link del s0
 	log_test "local and remote of different families: refused"
 }
 

@@ -190,15 +190,31 @@ static int stt_nl2cfg(struct net *net, struct nlattr *tb[],
 	if (data[IFLA_STT_ID])
 		cfg->key.tun_id = cpu_to_be64(nla_get_u64(data[IFLA_STT_ID]));
 
+	/* A remote of the other family replaces the addresses; a local of the
+	 * old family would be lost without a word, so it takes a new local
+	 * (or none before).  VXLAN and Geneve refuse family changes at all.
+	 */
 	if (data[IFLA_STT_REMOTE]) {
-		if (cfg->ipv6 && !data[IFLA_STT_LOCAL])
+		if (cfg->ipv6 && !data[IFLA_STT_LOCAL]) {
+			if (!ipv6_addr_any(&cfg->key.u.ipv6.src)) {
+				NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_REMOTE],
+						    "An IPv4 remote needs an IPv4 local to replace the IPv6 one");
+				return -EINVAL;
+			}
 			memset(&cfg->key.u, 0, sizeof(cfg->key.u));
+		}
 		cfg->ipv6 = false;
 		cfg->key.u.ipv4.dst = nla_get_in_addr(data[IFLA_STT_REMOTE]);
 	}
 	if (data[IFLA_STT_REMOTE6]) {
-		if (!cfg->ipv6 && !data[IFLA_STT_LOCAL6])
+		if (!cfg->ipv6 && !data[IFLA_STT_LOCAL6]) {
+			if (cfg->key.u.ipv4.src) {
+				NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_REMOTE6],
+						    "An IPv6 remote needs an IPv6 local to replace the IPv4 one");
+				return -EINVAL;
+			}
 			memset(&cfg->key.u, 0, sizeof(cfg->key.u));
+		}
 		cfg->ipv6 = true;
 		cfg->key.u.ipv6.dst = nla_get_in6_addr(data[IFLA_STT_REMOTE6]);
 	}
