@@ -288,6 +288,7 @@ cleanup() {
 			ovs-appctl -t "$T/cen/$i.ctl" exit 2>/dev/null
 	done
 	for i in "${SRV_PID[@]}"; do kill "$i" 2>/dev/null; done
+	pkill -f "$TCPX --timeout 120 server $XPORT $T/" 2>/dev/null
 	cleanup_all_ns
 	[ -n "$our_vport" ] && modloaded vport_stt && rmmod vport_stt
 	[ -n "$our_stt" ] && modloaded stt && rmmod stt
@@ -391,10 +392,14 @@ test_pings() {
 	log_test "ping between all 15 VM pairs (same switch and across lr1)"
 }
 
+# The server is started without a shell function in between, so that $!
+# is its own PID, and with its output away from ours: run.sh reads this
+# script's output to the end, which a leftover process holding it would
+# postpone forever.
 server_start() {
 	: >"$T/srv-$1.out"
-	vm "$1" "$PY" "$TCPX" --timeout 120 server "$XPORT" \
-		"$T/srv-$1.out" 2>"$T/srv-$1.err" &
+	ip netns exec "${VM[$1]}" "$PY" "$TCPX" --timeout 120 server "$XPORT" \
+		"$T/srv-$1.out" >/dev/null 2>"$T/srv-$1.err" &
 	SRV_PID[$1]=$!
 	wait_for 600 test -e "$T/srv-$1.out.ready"
 }
