@@ -7,7 +7,9 @@
  * documented 6.1 (x86-64) offsets, each one pinned by a static_assert.  A
  * different kernel fails the build instead of corrupting memory.
  * scripts/ovs-layout-check compares these declarations with the real
- * headers of a kernel source tree, when one is at hand.
+ * headers of a kernel source tree, when one is at hand.  A kernel built
+ * from its full source (make check-debug's) uses the real headers instead
+ * (STT_OVS_LAYOUT_FROM_SOURCE, set by Kbuild).
  *
  * Only the fields vport-stt touches carry meaning; the others keep the
  * offsets right.
@@ -23,6 +25,17 @@
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include <net/net_namespace.h>
+
+/* Built against a full kernel source tree (Kbuild adds its
+ * net/openvswitch to the include path): openvswitch.ko's own headers
+ * declare everything, whatever the configuration.
+ */
+#ifdef STT_OVS_LAYOUT_FROM_SOURCE
+#include "datapath.h"
+#include "vport.h"
+#include "vport-netdev.h"
+#define STT_OVS_LAYOUT_REAL
+#endif
 
 /* OVS_VPORT_TYPE_STT of the out-of-tree datapath; Open vSwitch userspace
  * still sends it, openvswitch.ko loads "vport-type-106" on demand.
@@ -130,7 +143,19 @@ static_assert(sizeof(possible_net_t) == sizeof(void *));
 #error "Open vSwitch layouts are only known for x86-64 without NET_DEV_REFCNT_TRACKER"
 #endif
 
-#endif /* !STT_OVS_LAYOUT_REAL */
+#else /* STT_OVS_LAYOUT_REAL */
+
+static inline void *stt_ovs_vport_priv(const struct vport *vport)
+{
+	return vport_priv(vport);
+}
+
+static inline struct net *stt_ovs_dp_net(const struct datapath *dp)
+{
+	return ovs_dp_get_net(dp);
+}
+
+#endif /* STT_OVS_LAYOUT_REAL */
 
 /* Exported (GPL) by openvswitch.ko. */
 int __ovs_vport_ops_register(struct vport_ops *ops);
