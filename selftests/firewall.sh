@@ -55,23 +55,7 @@ cleanup()
 
 setup()
 {
-	setup_ns NS_A NS_B || return 1
-	ip link add vA netns "$NS_A" type veth peer name vB netns "$NS_B" ||
-		return 1
-	a ip addr add 10.0.0.1/24 dev vA
-	b ip addr add 10.0.0.2/24 dev vB
-	a ip addr add fd00::1/64 dev vA nodad
-	b ip addr add fd00::2/64 dev vB nodad
-	a ip link set vA up
-	b ip link set vB up
-	a ip link add stt0 type stt remote 10.0.0.2 key 1 || return 1
-	b ip link add stt0 type stt remote 10.0.0.1 key 1 || return 1
-	a sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
-	b sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
-	a ip addr add 192.168.0.1/24 dev stt0
-	b ip addr add 192.168.0.2/24 dev stt0
-	a ip link set stt0 up
-	b ip link set stt0 up
+	stt_pair_setup || return 1
 	B_MAC=$(b cat /sys/class/net/vB/address)
 
 	# Sender: conntrack on (a ct expression in output and input).
@@ -104,6 +88,37 @@ setup()
 }
 
 stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
+
+# reading NAME: one of B's ethtool -S counters, or nf_conntrack_count.
+reading()
+{
+	case $1 in
+	nf_conntrack_count) b sysctl -n net.netfilter.nf_conntrack_count ;;
+	*) stat_of "$1" ;;
+	esac
+}
+
+# craft_deltas CLASS N NAME...: A sends N crafted CLASS segments
+# (stt_craft.py), then, a second later, DELTA[NAME] is how much each of B's
+# readings grew.
+declare -A DELTA
+craft_deltas()
+{
+	local class=$1 n=$2 name out
+	local -A before
+
+	shift 2
+	for name; do
+		before[$name]=$(reading "$name")
+	done
+	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count "$n" \
+		send "$class")
+	check_err $? "stt_craft.py send $class failed: $out"
+	sleep 1
+	for name; do
+		DELTA[$name]=$(($(reading "$name") - before[$name]))
+	done
+}
 
 ping_ok() { a ping -c1 -W1 192.168.0.2 >/dev/null; }
 
@@ -248,24 +263,17 @@ loose_off_invalid_drop()
 
 ipv6_fragments_with_defrag()
 {
-	local f0 f1 r0 r1 d0 d1 n=200 out
+	local n=200 f d
 
 	RET=0
 	# Conntrack is on for IPv6 in B (the inet table), so nf_defrag_ipv6
 	# reassembles at PRE_ROUTING, before the STT hook at LOCAL_IN.
-	f0=$(stat_of ns_drop_outer_fragment)
-	r0=$(stat_of ns_rx_segments)
-	d0=$(stat_of ns_drop_no_device)
-	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count $n \
-		send v6_frag)
-	check_err $? "stt_craft.py failed: $out"
-	sleep 1
-	f1=$(stat_of ns_drop_outer_fragment)
-	r1=$(stat_of ns_rx_segments)
-	d1=$(stat_of ns_drop_no_device)
-	log_info "$n fragmented IPv6 segments: ns_rx_segments +$((r1 - r0)), ns_drop_outer_fragment +$((f1 - f0)), ns_drop_no_device +$((d1 - d0))"
-	((f1 - f0 == n))
-	check_err $? "outer IPv6 fragments not dropped as fragments with conntrack on: outer_fragment +$((f1 - f0)), no_device +$((d1 - d0)) (nf_defrag_ipv6 reassembled them before the hook)"
+	craft_deltas v6_frag $n ns_drop_outer_fragment ns_rx_segments \
+		ns_drop_no_device
+	f=${DELTA[ns_drop_outer_fragment]} d=${DELTA[ns_drop_no_device]}
+	log_info "$n fragmented IPv6 segments: ns_rx_segments +${DELTA[ns_rx_segments]}, ns_drop_outer_fragment +$f, ns_drop_no_device +$d"
+	((f == n))
+	check_err $? "outer IPv6 fragments not dropped as fragments with conntrack on: outer_fragment +$f, no_device +$d (nf_defrag_ipv6 reassembled them before the hook)"
 	log_test "outer IPv6 fragments dropped with nf_defrag_ipv6 active"
 }
 
@@ -278,26 +286,20 @@ ipv6_fragments_with_defrag()
 # checks.
 queued_segments_no_conntrack()
 {
-	local n=50 c0 c1 q0 q1 out param=/sys/module/stt/parameters/reasm_timeout_ms
+	local n=50 q c param=/sys/module/stt/parameters/reasm_timeout_ms
 	local timeout
 
 	RET=0
 	timeout=$(<"$param")
 	echo 600000 >"$param"
-	c0=$(b sysctl -n net.netfilter.nf_conntrack_count)
-	q0=$(stat_of ns_reasm_pending_frames)
-	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count $n \
-		send incomplete)
-	check_err $? "stt_craft.py failed: $out"
-	sleep 1
-	q1=$(stat_of ns_reasm_pending_frames)
-	c1=$(b sysctl -n net.netfilter.nf_conntrack_count)
+	craft_deltas incomplete $n ns_reasm_pending_frames nf_conntrack_count
 	echo "$timeout" >"$param"
-	log_info "$n incomplete frames: ns_reasm_pending_frames +$((q1 - q0)), nf_conntrack_count $c0 -> $c1"
-	((q1 - q0 == n))
-	check_err $? "the incomplete frames are not queued: pending +$((q1 - q0))"
-	((c1 <= c0))
-	check_err $? "queued segments hold conntrack entries: nf_conntrack_count $c0 -> $c1"
+	q=${DELTA[ns_reasm_pending_frames]} c=${DELTA[nf_conntrack_count]}
+	log_info "$n incomplete frames: ns_reasm_pending_frames +$q, nf_conntrack_count +$c"
+	((q == n))
+	check_err $? "the incomplete frames are not queued: pending +$q"
+	((c <= 0))
+	check_err $? "queued segments hold conntrack entries: nf_conntrack_count +$c"
 	log_test "segments queued for reassembly hold no conntrack entry"
 }
 

@@ -46,25 +46,7 @@ b() { ip netns exec "$NS_B" "$@"; }
 
 setup()
 {
-	setup_ns NS_A NS_B || return 1
-	ip link add vA netns "$NS_A" type veth peer name vB netns "$NS_B" ||
-		return 1
-	a ip addr add 10.0.0.1/24 dev vA
-	b ip addr add 10.0.0.2/24 dev vB
-	a ip addr add fd00::1/64 dev vA nodad
-	b ip addr add fd00::2/64 dev vB nodad
-	a ip link set vA up
-	b ip link set vB up
-
-	a ip link add stt0 type stt remote 10.0.0.2 key 1 || return 1
-	b ip link add stt0 type stt remote 10.0.0.1 key 1 || return 1
-	# No IPv6 chatter (RS, MLD) on the tunnel: it would move counters.
-	a sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
-	b sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
-	a ip addr add 192.168.0.1/24 dev stt0
-	b ip addr add 192.168.0.2/24 dev stt0
-	a ip link set stt0 up
-	b ip link set stt0 up
+	stt_pair_setup || return 1
 	B_MAC=$(b cat /sys/class/net/vB/address)
 	ORIG_MAX_MEM=$(cat $PARAMS/reasm_max_mem)
 	ORIG_TIMEOUT=$(cat $PARAMS/reasm_timeout_ms)

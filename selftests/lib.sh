@@ -21,10 +21,14 @@
 # Guards:    require_command CMD, require_root, require_stt (skip the whole
 #            script with status 4 when missing).
 # Waiting:   busywait TIMEOUT_MS CMD... (run CMD until it succeeds or
-#            TIMEOUT_MS passes; returns CMD's last status, prints its output).
+#            TIMEOUT_MS passes; returns CMD's last status, prints its output;
+#            BUSYWAIT_SLEEP=S between tries, default 0.05, for slow CMDs).
 # Netns:     setup_ns VAR... (unique names from mktemp -u, lo up),
 #            cleanup_ns NS..., ns_exists NS. Every namespace made by setup_ns
 #            is deleted at exit, after the script's own cleanup() if defined.
+# Pair:      stt_pair_setup (namespaces NS_A/NS_B, veth underlay 10.0.0.x and
+#            fd00::x, stt0 key 1 with 192.168.0.1 and .2); its parts
+#            stt_pair_underlay and stt_pair_tunnel NS INNER REMOTE [ARGS].
 # STT:       STT_MODULE_DIR (the tree; the runner exports it), IP_LIB_DIR
 #            (set to the tree's iproute2 plugin if built), stt_loaded,
 #            stt_ko (path of stt.ko), stt_unload (stt and its users),
@@ -211,7 +215,7 @@ busywait()
 			echo -n "$out"
 			return $ret
 		fi
-		sleep 0.05
+		sleep "${BUSYWAIT_SLEEP:-0.05}"
 	done
 }
 
@@ -267,6 +271,46 @@ __lib_exit()
 	exit $rc
 }
 trap __lib_exit EXIT
+
+# ---- two hosts, one tunnel -------------------------------------------------
+
+# stt_pair_underlay: NS_A and NS_B (from setup_ns) joined by veth vA/vB,
+# 10.0.0.1/24 + fd00::1/64 and 10.0.0.2/24 + fd00::2/64.
+stt_pair_underlay()
+{
+	ip link add vA netns "$NS_A" type veth peer name vB netns "$NS_B" ||
+		return 1
+	ip -n "$NS_A" addr add 10.0.0.1/24 dev vA
+	ip -n "$NS_B" addr add 10.0.0.2/24 dev vB
+	ip -n "$NS_A" addr add fd00::1/64 dev vA nodad
+	ip -n "$NS_B" addr add fd00::2/64 dev vB nodad
+	ip -n "$NS_A" link set vA up
+	ip -n "$NS_B" link set vB up
+}
+
+# stt_pair_tunnel NS INNER REMOTE [ARGS...]: stt0 in NS to REMOTE with key
+# 1 (ARGS go before "type", e.g. "address MAC"), INNER/24 on it, up. No
+# IPv6 on stt0: its chatter (RS, MLD) would move the counters tests read.
+stt_pair_tunnel()
+{
+	local ns=$1 inner=$2 remote=$3
+
+	shift 3
+	ip -n "$ns" link add stt0 "$@" type stt remote "$remote" key 1 ||
+		return 1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
+	ip -n "$ns" addr add "$inner"/24 dev stt0
+	ip -n "$ns" link set stt0 up
+}
+
+# stt_pair_setup: NS_A and NS_B, the underlay and a tunnel, 192.168.0.1
+# (A) to 192.168.0.2 (B).
+stt_pair_setup()
+{
+	setup_ns NS_A NS_B && stt_pair_underlay &&
+		stt_pair_tunnel "$NS_A" 192.168.0.1 10.0.0.2 &&
+		stt_pair_tunnel "$NS_B" 192.168.0.2 10.0.0.1
+}
 
 # ---- STT -------------------------------------------------------------------
 

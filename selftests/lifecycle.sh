@@ -48,28 +48,12 @@ cleanup()
 	rm -rf "$TMP"
 }
 
-setup_underlay()
-{
-	ip link add vA netns "$NS_A" type veth peer name vB netns "$NS_B" ||
-		return 1
-	a ip addr add 10.0.0.1/24 dev vA
-	b ip addr add 10.0.0.2/24 dev vB
-	a ip link set vA up
-	b ip link set vB up
-}
-
 # setup_stt NS LOCAL_INNER REMOTE_UNDERLAY
 setup_stt()
 {
-	local ns=$1 inner=$2 remote=$3
-
 	# A fixed MAC: a recreated device must not wait for the peer's
 	# neighbour entry to go stale.
-	ip -n "$ns" link add stt0 address "02:00:00:00:00:${inner##*.}" \
-		type stt remote "$remote" key 1 || return 1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.stt0.disable_ipv6=1
-	ip -n "$ns" addr add "$inner"/24 dev stt0
-	ip -n "$ns" link set stt0 up
+	stt_pair_tunnel "$1" "$2" "$3" address "02:00:00:00:00:${2##*.}"
 }
 
 setup_b()
@@ -81,7 +65,7 @@ setup_b()
 setup()
 {
 	setup_ns NS_A NS_B || return 1
-	setup_underlay || return 1
+	stt_pair_underlay || return 1
 	setup_stt "$NS_A" 192.168.0.1 10.0.0.2 || return 1
 	setup_b || return 1
 }
@@ -163,7 +147,7 @@ del_underlay_under_traffic()
 	check_err $? "ip link del vB under traffic failed"
 	sleep 1
 	stop_traffic
-	setup_underlay
+	stt_pair_underlay
 	check_err $? "cannot recreate the veth pair"
 	tunnel_ok
 	check_err $? "tunnel dead after recreating the underlay"
@@ -189,7 +173,7 @@ del_netns_under_traffic()
 	stop_traffic
 
 	setup_ns NS_B
-	setup_underlay && setup_b
+	stt_pair_underlay && setup_b
 	check_err $? "cannot rebuild the receiver namespace"
 	tunnel_ok
 	check_err $? "tunnel dead after rebuilding the namespace"

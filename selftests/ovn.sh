@@ -83,29 +83,6 @@ modloaded() {
 	grep -q "^$1 " /proc/modules
 }
 
-# wait_for TENTHS CMD...: run CMD every 0.1 s until it succeeds.
-wait_for() {
-	local n=$1
-
-	shift
-	while ! "$@"; do
-		((n-- > 0)) || return 1
-		sleep 0.1
-	done
-}
-
-# within SECONDS CMD...: run CMD until it succeeds or SECONDS have passed
-# (for commands that take seconds themselves, like a ping).
-within() {
-	local end=$((SECONDS + $1))
-
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.5
-	done
-}
-
 # ch I CMD...: CMD in chassis I's namespace with its OVS/OVN directories.
 ch() {
 	local d=$T/ch$1 ns=${CH[$1]}
@@ -157,7 +134,7 @@ stop_vswitchd() {
 	shift
 	[ -f "$T/ch$i/ovs-vswitchd.pid" ] || return 0
 	ch "$i" ovs-appctl --timeout=30 -t ovs-vswitchd exit "$@" 2>/dev/null
-	wait_for 300 test ! -e "$T/ch$i/ovs-vswitchd.pid"
+	busywait 30000 test ! -e "$T/ch$i/ovs-vswitchd.pid"
 }
 
 # ---- setup -----------------------------------------------------------------
@@ -357,7 +334,7 @@ test_tunnels() {
 	local i t out
 
 	RET=0
-	within 60 all_tunnels stt
+	BUSYWAIT_SLEEP=0.5 busywait 60000 all_tunnels stt
 	check_err $? "chassis without type=stt key=flow tunnels to both others: $(for i in 1 2 3; do echo -n "ch$i: $(tunnels_of "$i" stt | tr '\n' ' ');"; done)"
 	for i in 1 2 3; do
 		for t in geneve vxlan gre; do
@@ -401,7 +378,7 @@ server_start() {
 	ip netns exec "${VM[$1]}" "$PY" "$TCPX" --timeout 120 server "$XPORT" \
 		"$T/srv-$1.out" >/dev/null 2>"$T/srv-$1.err" &
 	SRV_PID[$1]=$!
-	wait_for 600 test -e "$T/srv-$1.out.ready"
+	busywait 60000 test -e "$T/srv-$1.out.ready"
 }
 
 # xfer_to A BYTES B...: vm A sends BYTES to each vm B; XBAD collects
@@ -480,7 +457,7 @@ test_chassis_down() {
 	bad=
 	start_vswitchd 3
 	check_err $? "ch3's vswitchd did not start again"
-	within 120 ping_pair 1 3 || bad+=" vm1->vm3;"
+	BUSYWAIT_SLEEP=0.5 busywait 120000 ping_pair 1 3 || bad+=" vm1->vm3;"
 	ping_pair 4 6 || bad+=" vm4->vm6;"
 	ping_pair 3 5 || bad+=" vm3->vm5;"
 	[ -z "$bad" ]
@@ -498,10 +475,10 @@ test_geneve_ratio() {
 	for i in 1 2 3; do
 		vsctl "$i" set Open_vSwitch . external_ids:ovn-encap-type=geneve
 	done
-	within 90 all_tunnels geneve
+	BUSYWAIT_SLEEP=0.5 busywait 90000 all_tunnels geneve
 	check_err $? "tunnels did not become geneve"
 	nbctl --wait=hv sync
-	within 120 ping_pair 1 2
+	BUSYWAIT_SLEEP=0.5 busywait 120000 ping_pair 1 2
 	check_err $? "vm1->vm2 over geneve does not answer"
 	xfer_to 1 "$RATE_BYTES" 2
 	gen=${XRATE[1-2]}
@@ -510,7 +487,7 @@ test_geneve_ratio() {
 	for i in 1 2 3; do
 		vsctl "$i" set Open_vSwitch . external_ids:ovn-encap-type=stt
 	done
-	within 90 all_tunnels stt
+	BUSYWAIT_SLEEP=0.5 busywait 90000 all_tunnels stt
 	check_err $? "tunnels did not go back to stt"
 	log_test "vm1->vm2 (ch1->ch2) throughput, STT / Geneve" \
 		"STT ${stt:-?} Mbit/s, Geneve ${gen:-?} Mbit/s, ratio $(awk -v a="${stt:-0}" -v b="${gen:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')"

@@ -95,17 +95,6 @@ appctl() {
 	ovs-appctl --timeout=20 "$@"
 }
 
-# wait_for TENTHS CMD...: run CMD every 0.1 s until it succeeds.
-wait_for() {
-	local n=$1
-
-	shift
-	while ! "$@"; do
-		((n-- > 0)) || return 1
-		sleep 0.1
-	done
-}
-
 vm1() {
 	ip netns exec "$VM1" "$@"
 }
@@ -122,7 +111,7 @@ start_vswitchd() {
 stop_vswitchd() {
 	[ -f "$OVS_RUNDIR/ovs-vswitchd.pid" ] || return 0
 	appctl -t ovs-vswitchd exit "$@" 2>/dev/null
-	wait_for 100 test ! -e "$OVS_RUNDIR/ovs-vswitchd.pid"
+	busywait 10000 test ! -e "$OVS_RUNDIR/ovs-vswitchd.pid"
 }
 
 start_ovs() {
@@ -146,7 +135,7 @@ cleanup() {
 	fi
 	if [ -f "$OVS_RUNDIR/ovsdb-server.pid" ]; then
 		appctl -t ovsdb-server exit 2>/dev/null
-		wait_for 50 test ! -e "$OVS_RUNDIR/ovsdb-server.pid"
+		busywait 5000 test ! -e "$OVS_RUNDIR/ovsdb-server.pid"
 	fi
 	ip link del ul0 2>/dev/null
 	ip link del ovs-p0 2>/dev/null
@@ -284,7 +273,7 @@ no_dp_flows() {
 }
 
 flush_flows() {
-	wait_for 150 no_dp_flows
+	busywait 30000 no_dp_flows
 }
 
 test_no_module() {
@@ -298,7 +287,7 @@ test_no_module() {
 	fi
 	vsctl add-port br0 stt0 -- set interface stt0 type=stt \
 		options:remote_ip=172.31.1.1 options:key="$K1_DEC" 2>/dev/null
-	wait_for 100 iface_has_error stt0
+	busywait 30000 iface_has_error stt0
 	check_err $? "no error in the Interface table"
 	err=$(iface_error stt0)
 	[[ $err == *"Address family not supported"* ]]
@@ -323,7 +312,7 @@ test_add_port() {
 	vsctl add-port br0 stt0 -- set interface stt0 type=stt \
 		options:remote_ip=172.31.1.1 options:key="$K1_DEC"
 	check_err $? "add-port failed"
-	wait_for 100 iface_ok stt0
+	busywait 30000 iface_ok stt0
 	check_err $? "stt0: error $(iface_error stt0)"
 	link=$(ip -d link show stt_sys_7471 2>&1)
 	check_err $? "no kernel device stt_sys_7471"
@@ -351,7 +340,7 @@ xfer() {
 
 	rm -f "$T/ready" "$T/got"
 	$dst python3 "$T/xfer.py" recv "$addr" 5001 "$T/ready" >"$T/got" &
-	wait_for 100 test -e "$T/ready" || { kill $! 2>/dev/null; return 1; }
+	busywait 10000 test -e "$T/ready" || { kill $! 2>/dev/null; return 1; }
 	$src timeout 120 python3 "$T/xfer.py" send "$addr" 5001 "$T/file" ||
 		{ kill $! 2>/dev/null; wait; return 1; }
 	wait $! || return 1
@@ -450,7 +439,7 @@ test_key_flow() {
 	priority=0,actions=drop
 	EOF
 	check_err $? "cannot add flows"
-	wait_for 100 iface_ok stt0
+	busywait 30000 iface_ok stt0
 	check_err $? "stt0: error $(iface_error stt0)"
 
 	ping_ok vm1 10.1.1.2
@@ -490,7 +479,7 @@ test_dst_port() {
 	vsctl add-port br0 stt7 -- set interface stt7 type=stt \
 		options:remote_ip=172.31.1.1 options:key=7 options:dst_port=7472
 	check_err $? "add-port failed"
-	wait_for 100 iface_ok stt7
+	busywait 30000 iface_ok stt7
 	check_err $? "stt7: error $(iface_error stt7)"
 	out=$(ip -d link show stt_sys_7472 2>&1)
 	[[ $out == *"dstport 7472"* ]]
@@ -509,7 +498,7 @@ test_dst_port() {
 	check_err $? "far stt3 -> vm1 (port 7472)"
 	flush_flows
 	vsctl del-port br0 stt7
-	wait_for 100 dev_gone stt_sys_7472
+	busywait 10000 dev_gone stt_sys_7472
 	check_err $? "stt_sys_7472 still exists after del-port"
 	log_test "OVS: options:dst_port=7472"
 }
@@ -528,8 +517,8 @@ test_restart() {
 	modloaded vport_vxlan || had_vxlan=
 	vsctl add-port br0 vx0 -- set interface vx0 type=vxlan \
 		options:remote_ip=172.31.1.1 options:key=5 &&
-		wait_for 100 iface_ok vx0 || vxlan=
-	wait_for 100 iface_ok stt0
+		busywait 30000 iface_ok vx0 || vxlan=
+	busywait 30000 iface_ok stt0
 	check_err $? "stt0: error $(iface_error stt0)"
 	stt0=$(ifindex stt_sys_7471)
 	vx0=$(ifindex vxlan_sys_4789)
@@ -538,13 +527,13 @@ test_restart() {
 	check_err $? "vswitchd did not exit"
 	start_vswitchd
 	check_err $? "vswitchd did not start"
-	wait_for 150 iface_ok stt0
+	busywait 30000 iface_ok stt0
 	check_err $? "stt0 after restart: $(iface_error stt0)"
 	stt1=$(ifindex stt_sys_7471)
 	[ -n "$stt1" ]
 	check_err $? "no stt_sys_7471 after restart"
 	if [ -n "$vxlan" ]; then
-		wait_for 100 iface_ok vx0
+		busywait 30000 iface_ok vx0
 		vx1=$(ifindex vxlan_sys_4789)
 		[ "$((stt0 == stt1))" = "$((vx0 == vx1))" ]
 		check_err $? "stt ifindex $stt0 -> $stt1, vxlan $vx0 -> $vx1"
@@ -562,14 +551,14 @@ test_remove() {
 	flush_flows
 	vsctl del-port br0 stt0
 	check_err $? "del-port stt0 failed"
-	wait_for 100 dev_gone stt_sys_7471
+	busywait 10000 dev_gone stt_sys_7471
 	check_err $? "stt_sys_7471 still exists after del-port"
 	log_test "OVS: del-port removes the kernel device"
 
 	RET=0
 	vsctl del-br br0
 	check_err $? "del-br failed"
-	wait_for 100 dev_gone br0
+	busywait 10000 dev_gone br0
 	rmmod vport_stt
 	check_err $? "rmmod vport-stt failed"
 	log_test "OVS: rmmod vport-stt after the bridge is gone"
