@@ -386,54 +386,46 @@ transfer_offloads()
 	run_combos "ping + sha256 TCP transfer, offloads on" "$BIG"
 }
 
-# Sender TSO off: the underlay veth segments in software; with GRO on the
-# receiver merges the segments back (whole frames, no reassembly).
-transfer_tso_off()
+# sw_gso_transfer GRO: sender TSO off, so the underlay veth segments in
+# software, receiver GRO on or off. With GRO on the receiver merges the
+# segments back (whole frames, no reassembly); with it off every
+# multi-segment frame goes through reassembly. The transfers must come
+# through and the counters must show the path taken.
+sw_gso_transfer()
 {
-	local dev
+	local gro=$1 dev desc
 
+	if [[ $gro == on ]]; then
+		desc="TSO off, GRO on: GRO merges segments into whole frames"
+	else
+		desc="TSO off, GRO off: frames arrive through reassembly"
+	fi
 	RET=0
-	topo_shared && offloads off on
+	topo_shared && offloads off "$gro"
 	check_err $? "topology setup failed"
 	if [[ $RET -ne 0 ]]; then
-		log_test "ping + TCP transfer, sender TSO off"
+		log_test "$desc"
 		return
 	fi
 	rx_paths_before
-	run_combos "sender TSO off (sw GSO), receiver GRO on" "$SMALL"
+	run_combos "sender TSO off (sw GSO), receiver GRO $gro" "$SMALL"
 	rx_paths_after
 	RET=0
 	for dev in stt4 stt6; do
-		((RXP[$dev.whole] > 100))
-		check_err $? "$dev: few whole frames: $RXP_INFO"
+		if [[ $gro == on ]]; then
+			((RXP[$dev.whole] > 100))
+			check_err $? "$dev: few whole frames: $RXP_INFO"
+		else
+			((RXP[$dev.reasm] > 100 &&
+			  RXP[$dev.reasm] > 10 * RXP[$dev.whole]))
+			check_err $? "$dev: few reassembled frames: $RXP_INFO"
+		fi
 	done
-	log_test "TSO off, GRO on: GRO merges segments into whole frames" \
-		 "$RXP_INFO"
+	log_test "$desc" "$RXP_INFO"
 }
 
-# GRO off too: every multi-segment frame goes through reassembly.
-transfer_gro_off()
-{
-	local dev
-
-	RET=0
-	topo_shared && offloads off off
-	check_err $? "topology setup failed"
-	if [[ $RET -ne 0 ]]; then
-		log_test "ping + TCP transfer, receiver GRO off"
-		return
-	fi
-	rx_paths_before
-	run_combos "sender TSO off, receiver GRO off" "$SMALL"
-	rx_paths_after
-	RET=0
-	for dev in stt4 stt6; do
-		((RXP[$dev.reasm] > 100 && RXP[$dev.reasm] > 10 * RXP[$dev.whole]))
-		check_err $? "$dev: few reassembled frames: $RXP_INFO"
-	done
-	log_test "TSO off, GRO off: frames arrive through reassembly" \
-		 "$RXP_INFO"
-}
+transfer_tso_off() { sw_gso_transfer on; }
+transfer_gro_off() { sw_gso_transfer off; }
 
 # Segments that are clones: a packet socket on the receiver's underlay
 # holds a clone of every one of them until the transfers end, so the
