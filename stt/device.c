@@ -76,15 +76,9 @@ static int stt_init(struct net_device *dev)
 	struct stt_dev *stt = netdev_priv(dev);
 	int err;
 
-	dev->tstats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
-	if (!dev->tstats)
-		return -ENOMEM;
-
 	stt->stats = netdev_alloc_pcpu_stats(struct stt_dev_stats);
-	if (!stt->stats) {
-		err = -ENOMEM;
-		goto err_tstats;
-	}
+	if (!stt->stats)
+		return -ENOMEM;
 
 	err = gro_cells_init(&stt->gro_cells, dev);
 	if (err)
@@ -101,8 +95,6 @@ err_gro:
 	gro_cells_destroy(&stt->gro_cells);
 err_stats:
 	free_percpu(stt->stats);
-err_tstats:
-	free_percpu(dev->tstats);
 	return err;
 }
 
@@ -113,7 +105,6 @@ static void stt_uninit(struct net_device *dev)
 	dst_cache_destroy(&stt->dst_cache);
 	gro_cells_destroy(&stt->gro_cells);
 	free_percpu(stt->stats);
-	free_percpu(dev->tstats);
 }
 
 static int stt_open(struct net_device *dev)
@@ -192,18 +183,18 @@ static void stt_get_ethtool_stats(struct net_device *dev,
 		u64 v[STT_DEV_STAT_MAX + STT_NS_STAT_MAX];
 
 		do {
-			start = u64_stats_fetch_begin_irq(&ds->syncp);
+			start = u64_stats_fetch_begin(&ds->syncp);
 			for (i = 0; i < STT_DEV_STAT_MAX; i++)
 				v[i] = u64_stats_read(&ds->cnt[i]);
-		} while (u64_stats_fetch_retry_irq(&ds->syncp, start));
+		} while (u64_stats_fetch_retry(&ds->syncp, start));
 		for (i = 0; i < STT_DEV_STAT_MAX; i++)
 			data[i] += v[i];
 
 		do {
-			start = u64_stats_fetch_begin_irq(&ns->syncp);
+			start = u64_stats_fetch_begin(&ns->syncp);
 			for (i = 0; i < STT_NS_STAT_MAX; i++)
 				v[i] = u64_stats_read(&ns->cnt[i]);
-		} while (u64_stats_fetch_retry_irq(&ns->syncp, start));
+		} while (u64_stats_fetch_retry(&ns->syncp, start));
 		for (i = 0; i < STT_NS_STAT_MAX; i++)
 			data[STT_DEV_STAT_MAX + i] += v[i];
 	}
@@ -242,7 +233,12 @@ void stt_setup(struct net_device *dev)
 	dev->needs_free_netdev = true;
 	SET_NETDEV_DEVTYPE(dev, &stt_type);
 
-	dev->features |= STT_FEATURES | NETIF_F_LLTX;
+	dev->features |= STT_FEATURES;
+	stt_set_lltx(dev);
+	/* The core allocates and reads dev->tstats; iptunnel_xmit_stats()
+	 * insists on it (a WARN from 6.12.117 on).
+	 */
+	dev->pcpu_stat_type = NETDEV_PCPU_STAT_TSTATS;
 	dev->hw_features |= STT_FEATURES;
 	dev->vlan_features = dev->features & ~NETIF_F_HW_VLAN_CTAG_TX;
 
@@ -296,7 +292,7 @@ static int stt_port_sock(struct net *net, int family, __be16 port,
 		len = sizeof(*sin);
 	}
 
-	err = kernel_bind(sock, (struct sockaddr *)&ss, len);
+	err = stt_kernel_bind(sock, &ss, len);
 	if (err) {
 		sock_release(sock);
 		return err;

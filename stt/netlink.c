@@ -271,17 +271,17 @@ check:
 	return 0;
 }
 
-static int stt_newlink(struct net *net, struct net_device *dev,
-		       struct nlattr *tb[], struct nlattr *data[],
-		       struct netlink_ext_ack *extack)
+static int stt_newlink(STT_NEWLINK_ARGS)
 {
+	struct net *net = stt_newlink_net();
 	struct stt_config cfg = {
 		.df = STT_DF_SET,
 	};
 	int err;
 
 	cfg.key.tp_dst = htons(STT_DST_PORT);
-	err = stt_nl2cfg(net, tb, data, &cfg, false, extack);
+	err = stt_nl2cfg(net, stt_newlink_tb(), stt_newlink_data(), &cfg,
+			 false, extack);
 	if (err)
 		return err;
 	return stt_configure(net, dev, &cfg, extack);

@@ -277,12 +277,11 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 		struct metadata_dst *md;
 
 		if (o.ipv6)
-			md = __ipv6_tun_set_dst(&o.saddr6, &o.daddr6, o.tos,
-						o.ttl, dport, o.label,
-						TUNNEL_KEY, sh.key, 0);
+			md = stt_tun_dst6(&o.saddr6, &o.daddr6, o.tos, o.ttl,
+					  dport, o.label, sh.key);
 		else
-			md = __ip_tun_set_dst(o.saddr4, o.daddr4, o.tos, o.ttl,
-					      dport, TUNNEL_KEY, sh.key, 0);
+			md = stt_tun_dst4(o.saddr4, o.daddr4, o.tos, o.ttl,
+					  dport, sh.key);
 		if (!md) {
 			why = STT_NS_DROP_NOMEM;
 			goto drop;

@@ -18,6 +18,8 @@
 #include <net/stt.h>
 #include <uapi/linux/stt.h>
 
+#include "compat.h"
+
 #define STT_DRV_NAME		"stt"
 #define STT_DRV_VERSION		"0.1.0"
 

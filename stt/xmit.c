@@ -17,7 +17,6 @@
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ip_tunnels.h>
-#include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/tcp.h>
 #include <net/udp.h>
@@ -331,7 +330,7 @@ static struct rtable *stt_route4(struct stt_dev *stt, struct sk_buff *skb,
 	fl4->flowi4_oif = p->link;
 	fl4->flowi4_mark = skb->mark;
 	fl4->flowi4_proto = IPPROTO_TCP;
-	fl4->flowi4_tos = RT_TOS(tos);
+	stt_fl4_set_tos(fl4, tos);
 	fl4->flowi4_flags = p->key.flow_flags;
 	fl4->daddr = p->key.u.ipv4.dst;
 	fl4->saddr = p->key.u.ipv4.src;
@@ -446,7 +445,7 @@ static struct dst_entry *stt_route6(struct stt_dev *stt, struct sk_buff *skb,
 		if (dst)
 			return dst;
 	}
-	dst = ipv6_stub->ipv6_dst_lookup_flow(stt->net, NULL, fl6, NULL);
+	dst = ip6_dst_lookup_flow(stt->net, NULL, fl6, NULL);
 	if (IS_ERR(dst))
 		return dst;
 	if (dst->dev == stt->dev) {
@@ -532,8 +531,8 @@ static int stt_tx_params(struct stt_dev *stt, const struct stt_config *cfg,
 		p->key = info->key;
 		p->ipv6 = ip_tunnel_info_af(info) == AF_INET6;
 		p->ttl_inherit = false;
-		p->df = (info->key.tun_flags & TUNNEL_DONT_FRAGMENT) ?
-			STT_DF_SET : STT_DF_UNSET;
+		p->df = stt_tun_dont_fragment(&info->key) ? STT_DF_SET :
+							      STT_DF_UNSET;
 		p->link = cfg->link;
 		p->dst_cache = (struct dst_cache *)&info->dst_cache;
 		p->use_cache = ip_tunnel_dst_cache_usable(skb, info);
