@@ -35,9 +35,16 @@ DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
 all: module plugin
 
+# vport-stt.ko needs openvswitch.ko's own headers for this kernel's version
+# (scripts/ovs-source says why when there are none); STT_OVS_SRC=DIR
+# names them, STT_OVS_SRC=none builds stt.ko alone.
 module:
 	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)'; run scripts/setup or set KDIR=" >&2; exit 1; }
-	flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	@ovs='$(STT_OVS_SRC)'; \
+	[ -n "$$ovs" ] || ovs=$$(scripts/ovs-source "$(KDIR)" "$(CURDIR)/.ovs-src"); \
+	[ "$$ovs" != none ] || ovs=; \
+	echo "flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) STT_OVS_SRC=$$ovs modules"; \
+	flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) STT_OVS_SRC=$$ovs modules
 
 plugin:
 	$(MAKE) -C tools/iproute2
@@ -86,7 +93,7 @@ dkms-install:
 	cp Kbuild Makefile dkms.conf $(DKMS_SRC)/
 	cp stt/*.c stt/*.h $(DKMS_SRC)/stt/
 	cp -r include $(DKMS_SRC)/
-	cp scripts/find-kernel $(DKMS_SRC)/scripts/
+	cp scripts/find-kernel scripts/ovs-source $(DKMS_SRC)/scripts/
 	$(if $(DESTDIR),,dkms add stt/$(VERSION) && dkms build stt/$(VERSION) -k $(KERNELRELEASE) && dkms install stt/$(VERSION) -k $(KERNELRELEASE))
 
 dkms-uninstall:

@@ -31,7 +31,7 @@ static struct vport_ops stt_vport_ops;
 
 static struct stt_vport *stt_vport(const struct vport *vport)
 {
-	return stt_ovs_vport_priv(vport);
+	return vport_priv(vport);
 }
 
 static int stt_vport_get_options(const struct vport *vport,
@@ -62,7 +62,7 @@ static int stt_vport_dst_port(const struct vport_parms *parms, u16 *port)
 
 static struct vport *stt_vport_create(const struct vport_parms *parms)
 {
-	struct net *net = stt_ovs_dp_net(parms->dp);
+	struct net *net = ovs_dp_get_net(parms->dp);
 	netdevice_tracker tracker;
 	struct net_device *dev;
 	struct vport *vport;
