@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The part of /usr/sbin/ip (iproute2 6.1) that a link_<kind>.so plugin uses.
+ * The part of /usr/sbin/ip that a link_<kind>.so plugin uses.
  *
  * There is no iproute2 development package, so the plugin ABI is declared
- * here by hand: struct link_util as of iproute2 4.20..6.1 (72 bytes on
- * x86-64) and prototypes of functions that ip exports with -export-dynamic.
+ * here by hand: struct link_util (72 bytes on x86-64, unchanged from 4.20
+ * to 7.1) and prototypes of functions that ip exports with -export-dynamic,
+ * each compared with iproute2's own headers at v6.1.0 (Debian 12), v6.15.0
+ * (Debian 13) and v7.1.0; ip-imports lists them, and check-symbols refuses
+ * a plugin that imports anything else.
  * Only exported functions may be declared here: ip resolves the plugin
  * lazily, so a call to anything else kills ip with "symbol lookup error".
  * The Makefile checks every undefined symbol of the plugin against the
@@ -48,8 +51,9 @@ int addattr64(struct nlmsghdr *n, int maxlen, int type, __u64 data);
 int addattr_l(struct nlmsghdr *n, int maxlen, int type, const void *data,
 	      int alen);
 
-/* lib/utils.c; matches() returns false when prefix matches string */
-bool matches(const char *prefix, const char *string);
+/* lib/utils.c.  Not matches(): its return type changed (bool to int in
+ * 6.8); link_stt.c has its own.
+ */
 int get_unsigned(unsigned int *val, const char *arg, int base);
 int get_u16(__u16 *val, const char *arg, int base);
 noreturn void incomplete_command(void);

@@ -108,6 +108,19 @@ static bool stt_addr_is_any(const struct stt_addr *addr)
 	return IN6_IS_ADDR_UNSPECIFIED(&addr->v6);
 }
 
+/* Is @word a non-empty prefix of @keyword ("rem" for "remote")?  ip's own
+ * matches() does this, but returned bool until iproute2 6.7 and int (the
+ * first mismatching character) from 6.8: a plugin declaring one reads a
+ * garbage return from the other (ttl inherit became 0x74).  Ours is the
+ * same with every ip.
+ */
+static bool stt_word(const char *word, const char *keyword)
+{
+	size_t n = strlen(word);
+
+	return n && n <= strlen(keyword) && !strncmp(word, keyword, n);
+}
+
 static void stt_addattr_addr(struct nlmsghdr *n, int type4, int type6,
 			     const struct stt_addr *addr)
 {
@@ -137,12 +150,12 @@ static int stt_parse_opt(struct link_util *lu, int argc, char **argv,
 	__u64 key = 0;
 
 	while (argc > 0) {
-		if (!matches(*argv, "id") || !strcmp(*argv, "key")) {
+		if (stt_word(*argv, "id") || !strcmp(*argv, "key")) {
 			STT_NEXT_ARG();
 			stt_check_duparg(&attrs, IFLA_STT_ID, "id", *argv);
 			if (stt_get_key(&key, *argv))
 				invarg("invalid id", *argv);
-		} else if (!matches(*argv, "remote")) {
+		} else if (stt_word(*argv, "remote")) {
 			STT_NEXT_ARG();
 			stt_check_duparg(&attrs, IFLA_STT_REMOTE, "remote",
 					 *argv);
@@ -150,21 +163,21 @@ static int stt_parse_opt(struct link_util *lu, int argc, char **argv,
 			    stt_addr_is_multicast(&remote) ||
 			    stt_addr_is_any(&remote))
 				invarg("invalid remote address", *argv);
-		} else if (!matches(*argv, "local")) {
+		} else if (stt_word(*argv, "local")) {
 			STT_NEXT_ARG();
 			stt_check_duparg(&attrs, IFLA_STT_LOCAL, "local",
 					 *argv);
 			if (stt_get_addr(&local, *argv) ||
 			    stt_addr_is_multicast(&local))
 				invarg("invalid local address", *argv);
-		} else if (!matches(*argv, "dstport")) {
+		} else if (stt_word(*argv, "dstport")) {
 			STT_NEXT_ARG();
 			stt_check_duparg(&attrs, IFLA_STT_PORT, "dstport",
 					 *argv);
 			if (get_u16(&dstport, *argv, 0) || !dstport)
 				invarg("dstport", *argv);
-		} else if (!matches(*argv, "ttl") ||
-			   !matches(*argv, "hoplimit")) {
+		} else if (stt_word(*argv, "ttl") ||
+			   stt_word(*argv, "hoplimit")) {
 			unsigned int uval;
 
 			STT_NEXT_ARG();
@@ -178,8 +191,8 @@ static int stt_parse_opt(struct link_util *lu, int argc, char **argv,
 					invarg("TTL must be <= 255", *argv);
 				ttl = uval;
 			}
-		} else if (!matches(*argv, "tos") ||
-			   !matches(*argv, "dsfield")) {
+		} else if (stt_word(*argv, "tos") ||
+			   stt_word(*argv, "dsfield")) {
 			__u32 uval;
 
 			STT_NEXT_ARG();
@@ -191,7 +204,7 @@ static int stt_parse_opt(struct link_util *lu, int argc, char **argv,
 					invarg("bad TOS value", *argv);
 				tos = uval;
 			}
-		} else if (!matches(*argv, "df")) {
+		} else if (stt_word(*argv, "df")) {
 			STT_NEXT_ARG();
 			stt_check_duparg(&attrs, IFLA_STT_DF, "df", *argv);
 			if (!strcmp(*argv, "unset"))
@@ -203,22 +216,22 @@ static int stt_parse_opt(struct link_util *lu, int argc, char **argv,
 			else
 				invarg("DF must be 'unset', 'set' or 'inherit'",
 				       *argv);
-		} else if (!matches(*argv, "external")) {
+		} else if (stt_word(*argv, "external")) {
 			stt_check_duparg(&attrs, IFLA_STT_COLLECT_METADATA,
 					 *argv, *argv);
 			metadata = true;
-		} else if (!matches(*argv, "noexternal")) {
+		} else if (stt_word(*argv, "noexternal")) {
 			stt_check_duparg(&attrs, IFLA_STT_COLLECT_METADATA,
 					 *argv, *argv);
 			metadata = false;
-		} else if (!matches(*argv, "dev")) {
+		} else if (stt_word(*argv, "dev")) {
 			STT_NEXT_ARG();
 			stt_check_duparg(&attrs, IFLA_STT_LINK, "dev", *argv);
 			ifindex = ll_name_to_index(*argv);
 			if (!ifindex)
 				exit(nodev(*argv));
 		} else {
-			if (matches(*argv, "help"))
+			if (!stt_word(*argv, "help"))
 				fprintf(stderr, "stt: unknown command \"%s\"?\n",
 					*argv);
 			stt_explain(stderr);
