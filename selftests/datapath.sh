@@ -58,13 +58,10 @@ ALL_TESTS="
 BIG=${BIG:-50000000}
 SMALL=${SMALL:-10000000}
 IMPAIR_BYTES=${IMPAIR_BYTES:-5000000}
-PY=/usr/bin/python3
 HERE=$(cd "$(dirname "$0")" && pwd)
-TCPX=$HERE/stt_tcp.py
 WIRE=$HERE/stt_wire.py
 HOLD=$HERE/stt_hold.py
 TMPD=$(mktemp -d /tmp/stt-datapath-XXXXXX)
-XPORT=5000
 MONPORT=7999
 STT_PORT=7471
 WIRE_ID6=$((0x123456789a))	# above 2^32
@@ -197,94 +194,6 @@ rx_packets()
 		echo "${BASH_REMATCH[1]}"
 }
 
-# ping_ok NS ARGS...: at least one ping answered within PING_WAIT seconds
-# (5 by default; the first may go to ARP/ND). ping -c 3 -w stops after 3
-# replies, but late replies, duplicates and resends can make it count more.
-# PING_OUT keeps ping's summary line for a failure message.
-ping_ok()
-{
-	local ns=$1 out
-
-	shift
-	out=$(ip netns exec "$ns" ping -q -c 3 -i 0.2 -w "${PING_WAIT:-5}" \
-	      "$@" 2>&1)
-	PING_OUT=$(grep -m1 -e 'transmitted' -e 'ping:' <<<"$out")
-	[[ $out =~ \ [1-9][0-9]*\ received ]]
-}
-
-# ping_none NS ARGS...: none of 3 pings answered.
-ping_none()
-{
-	local ns=$1 out
-
-	shift
-	out=$(ip netns exec "$ns" ping -q -c 3 -i 0.2 -w 2 "$@" 2>&1)
-	[[ $out == *" 0 received"* ]]
-}
-
-# server_start NS: the transfer server of NS (one per namespace, killed by
-# topo_down).
-declare -A SERVER_PID
-server_start()
-{
-	local ns=$1
-
-	: >"$TMPD/srv-$ns.out"
-	ip netns exec "$ns" "$PY" "$TCPX" --timeout 120 server "$XPORT" \
-		"$TMPD/srv-$ns.out" 2>"$TMPD/srv-$ns.err" &
-	SERVER_PID[$ns]=$!
-	busywait 60000 test -e "$TMPD/srv-$ns.out.ready"
-}
-
-# xfer NS_SRV NS_CLI BYTES ADDR...: one client run in NS_CLI sends BYTES
-# to each ADDR (the server of NS_SRV), one after the other. Sets, per
-# ADDR, XOK[ADDR] (1 when the server received BYTES with the sha256 the
-# client sent) and XINFO[ADDR] ("N MB in S s, R Mbit/s" or the error).
-declare -A XOK XINFO
-xfer()
-{
-	local srv=$1 cli=$2 bytes=$3 out addr a laddr cb ch csec crate
-	local sb sh peer n0 i lines=()
-	local -A got
-
-	shift 3
-	mapfile -t lines <"$TMPD/srv-$srv.out"
-	n0=${#lines[@]}
-	out=$(ip netns exec "$cli" "$PY" "$TCPX" --timeout 120 client \
-		"$XPORT" "$bytes" "$@" 2>&1)
-	# Server lines "<bytes> <sha256> <peer>", keyed by the client address.
-	mapfile -t lines <"$TMPD/srv-$srv.out"
-	for ((i = n0; i < ${#lines[@]}; i++)); do
-		read -r sb sh peer <<<"${lines[i]}"
-		got[$peer]="$sb $sh"
-	done
-	for addr in "$@"; do
-		XOK[$addr]=0
-		XINFO[$addr]="no client result: ${out//$'\n'/ }"
-		while read -r a laddr cb ch csec crate; do
-			[[ "$a" == "$addr" ]] || continue
-			if [[ "$laddr" == error ]]; then
-				XINFO[$addr]="$cb $ch $csec $crate"
-				break
-			fi
-			read -r sb sh <<<"${got[$laddr]}"
-			if [[ "$sb" == "$bytes" && "$cb" == "$bytes" &&
-			      "$sh" == "$ch" ]]; then
-				XOK[$addr]=1
-				XINFO[$addr]="$((bytes / 1000000)) MB in ${csec}s, $crate Mbit/s"
-			else
-				XINFO[$addr]="sent $cb bytes sha256 ${ch:0:16}.., received ${sb:-nothing} sha256 ${sh:0:16}.."
-			fi
-		done <<<"$out"
-	done
-}
-
-# xfer_check ADDR: check_err on the last transfer to ADDR.
-xfer_check()
-{
-	((XOK[$1]))
-	check_err $? "transfer to $1: ${XINFO[$1]}"
-}
 
 # capture_start NS DEV FILE FILTER: tcpdump in the background until
 # capture_stop; returns once tcpdump listens.

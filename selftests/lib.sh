@@ -34,6 +34,12 @@
 #            stt_ko (path of stt.ko), stt_unload (stt and its users),
 #            stt_load (stt, then the rest of STT_MODULES), stt_reload,
 #            stt_devices [NS] (names of the devices of kind "stt").
+# Traffic:   ping_ok NS ARGS... (a ping answered), ping_none NS ARGS...;
+#            server_start NS (stt_tcp.py server on XPORT, 5000), xfer NS_SRV
+#            NS_CLI BYTES ADDR... (checksummed transfers, XFER_TIMEOUT
+#            seconds each, 120 by default; XOK[ADDR] and XINFO[ADDR]),
+#            xfer_check ADDR (check_err on it). Files go to
+#            XFER_DIR (a temporary directory, removed at exit).
 # Options:   TESTS="a b" runs a subset; VERBOSE=1 echoes run_cmd commands.
 #
 # Safe with "set -u". lib.sh installs an EXIT trap; a script that sets its
@@ -268,9 +274,110 @@ __lib_exit()
 		cleanup
 	fi
 	cleanup_all_ns
+	[[ -n "$XFER_DIR" && "$XFER_DIR" == /tmp/stt-xfer-* ]] && rm -rf "$XFER_DIR"
 	exit $rc
 }
 trap __lib_exit EXIT
+
+# ---- traffic ---------------------------------------------------------------
+
+PY=${PY:-/usr/bin/python3}
+TCPX=$STT_MODULE_DIR/selftests/stt_tcp.py
+XPORT=${XPORT:-5000}
+XFER_DIR=${XFER_DIR:-}
+
+# ping_ok NS ARGS...: at least one ping answered within PING_WAIT seconds
+# (5 by default; the first may go to ARP/ND). ping -c 3 -w stops after 3
+# replies, but late replies, duplicates and resends can make it count more.
+# PING_OUT keeps ping's summary line for a failure message.
+ping_ok()
+{
+	local ns=$1 out
+
+	shift
+	out=$(ip netns exec "$ns" ping -q -c 3 -i 0.2 -w "${PING_WAIT:-5}" \
+	      "$@" 2>&1)
+	# shellcheck disable=SC2034 # for the caller's messages
+	PING_OUT=$(grep -m1 -e 'transmitted' -e 'ping:' <<<"$out")
+	[[ $out =~ \ [1-9][0-9]*\ received ]]
+}
+
+# ping_none NS ARGS...: none of 3 pings answered.
+ping_none()
+{
+	local ns=$1 out
+
+	shift
+	out=$(ip netns exec "$ns" ping -q -c 3 -i 0.2 -w 2 "$@" 2>&1)
+	[[ $out == *" 0 received"* ]]
+}
+
+# server_start NS: the transfer server of NS (one per namespace; the
+# caller kills SERVER_PID[NS] or lets the namespace go).
+declare -A SERVER_PID
+server_start()
+{
+	local ns=$1
+
+	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
+	: >"$XFER_DIR/srv-$ns.out"
+	ip netns exec "$ns" "$PY" "$TCPX" --timeout 120 server "$XPORT" \
+		"$XFER_DIR/srv-$ns.out" 2>"$XFER_DIR/srv-$ns.err" &
+	# shellcheck disable=SC2034 # the caller kills it
+	SERVER_PID[$ns]=$!
+	busywait 60000 test -e "$XFER_DIR/srv-$ns.out.ready"
+}
+
+# xfer NS_SRV NS_CLI BYTES ADDR...: one client run in NS_CLI sends BYTES
+# to each ADDR (the server of NS_SRV), one after the other. Sets, per
+# ADDR, XOK[ADDR] (1 when the server received BYTES with the sha256 the
+# client sent) and XINFO[ADDR] ("N MB in S s, R Mbit/s" or the error).
+declare -A XOK XINFO
+xfer()
+{
+	local srv=$1 cli=$2 bytes=$3 out addr a laddr cb ch csec crate
+	local sb sh peer n0 i lines=()
+	local -A got
+
+	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
+	shift 3
+	mapfile -t lines <"$XFER_DIR/srv-$srv.out"
+	n0=${#lines[@]}
+	out=$(ip netns exec "$cli" "$PY" "$TCPX" --timeout "${XFER_TIMEOUT:-120}" client \
+		"$XPORT" "$bytes" "$@" 2>&1)
+	# Server lines "<bytes> <sha256> <peer>", keyed by the client address.
+	mapfile -t lines <"$XFER_DIR/srv-$srv.out"
+	for ((i = n0; i < ${#lines[@]}; i++)); do
+		read -r sb sh peer <<<"${lines[i]}"
+		got[$peer]="$sb $sh"
+	done
+	for addr in "$@"; do
+		XOK[$addr]=0
+		XINFO[$addr]="no client result: ${out//$'\n'/ }"
+		while read -r a laddr cb ch csec crate; do
+			[[ "$a" == "$addr" ]] || continue
+			if [[ "$laddr" == error ]]; then
+				XINFO[$addr]="$cb $ch $csec $crate"
+				break
+			fi
+			read -r sb sh <<<"${got[$laddr]}"
+			if [[ "$sb" == "$bytes" && "$cb" == "$bytes" &&
+			      "$sh" == "$ch" ]]; then
+				XOK[$addr]=1
+				XINFO[$addr]="$((bytes / 1000000)) MB in ${csec}s, $crate Mbit/s"
+			else
+				XINFO[$addr]="sent $cb bytes sha256 ${ch:0:16}.., received ${sb:-nothing} sha256 ${sh:0:16}.."
+			fi
+		done <<<"$out"
+	done
+}
+
+# xfer_check ADDR: check_err on the last transfer to ADDR.
+xfer_check()
+{
+	((XOK[$1]))
+	check_err $? "transfer to $1: ${XINFO[$1]}"
+}
 
 # ---- two hosts, one tunnel -------------------------------------------------
 
