@@ -241,9 +241,9 @@ malformed_classes()
 	class unknown_key	N	"ns_drop_no_device=N"
 	class ecn		N	"ns_drop_ecn=N"
 	class v6_exthdr		N	"ns_drop_outer_exthdr=N"
-	# IPv4 reassembles before LOCAL_IN; the hook sees that the segment
-	# came in fragments (senders never fragment) and drops it.
-	class v4_frag		N	"ns_drop_outer_fragment=N"
+	# IPv4 reassembles before LOCAL_IN: a router fragments segments
+	# sent without DF ("df unset"), the hook takes what IP put together.
+	class v4_frag		N	"ns_rx_outer_reassembled=N rx_frames_whole=N"
 
 	# Incomplete frames, then random ones: wait for the expiry.
 	echo 500 >$PARAMS/reasm_timeout_ms

@@ -478,7 +478,8 @@ def c_v6_atomic_frag(c, n):
 
 
 def c_v4_frag(c, n):
-    """good whole frames in two outer IPv4 fragments (IP reassembles)"""
+    """good whole frames in two outer IPv4 fragments (IP reassembles,
+    the hook takes them: a router fragments what is sent without DF)"""
     pkts = []
     for _ in range(n):
         f = c.frame(c.inner_ip4(200))

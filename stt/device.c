@@ -57,6 +57,9 @@ static const char stt_ns_stat_names[STT_NS_STAT_MAX][ETH_GSTRING_LEN] = {
 	[STT_NS_DROP_OUTER_EXTHDR]	= "ns_drop_outer_exthdr",
 	[STT_NS_DROP_ECN]		= "ns_drop_ecn",
 	[STT_NS_DROP_NOMEM]		= "ns_drop_nomem",
+	[STT_NS_RX_OUTER_REASM]		= "ns_rx_outer_reassembled",
+	[STT_NS_PMTU_LEARNED]		= "ns_pmtu_learned",
+	[STT_NS_PMTU_IGNORED]		= "ns_pmtu_ignored",
 	[STT_NS_REASM_FRAMES]		= "ns_reasm_frames",
 	[STT_NS_REASM_SEGS]		= "ns_reasm_segments",
 };
@@ -339,6 +342,31 @@ err_sock4:
 err_free:
 	kfree(sp);
 	return ERR_PTR(err);
+}
+
+/* Does a device on @sp send to @addr?  An external device sends anywhere.
+ * For ICMP about our segments, so rare that a walk of the table is fine.
+ * RCU held.
+ */
+bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr)
+{
+	struct stt_dev *stt;
+	int i;
+
+	if (rcu_access_pointer(sp->md_dev))
+		return true;
+	for (i = 0; i < STT_KEY_HASH_SIZE; i++) {
+		hlist_for_each_entry_rcu(stt, &sp->keys[i], hnode) {
+			const struct stt_config *cfg = rcu_dereference(stt->cfg);
+
+			if (!cfg || cfg->ipv6 != ipv6)
+				continue;
+			if (ipv6 ? ipv6_addr_equal(&cfg->key.u.ipv6.dst, addr) :
+				   cfg->key.u.ipv4.dst == *(const __be32 *)addr)
+				return true;
+		}
+	}
+	return false;
 }
 
 static void stt_port_sock_release(struct stt_port *sp)

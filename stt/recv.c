@@ -10,7 +10,8 @@
  * INPUT rules apply to STT like to any service; the priority is just
  * before conntrack confirmation, so STT segments never occupy conntrack
  * entries.  Everything addressed to an STT port is stolen here, whether
- * or not a device is up: TCP never sees it and so never answers.
+ * or not a device is up: TCP never sees it and so never answers.  ICMP
+ * errors are looked at on their way (icmp.c: path MTU) and passed on.
  */
 
 #include <linux/etherdevice.h>
@@ -421,20 +422,25 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 	const __be16 *ports;
 	unsigned int thoff;
 
-	if (iph->protocol != IPPROTO_TCP || list_empty(&sn->port_list))
+	if (list_empty(&sn->port_list))
+		return NF_ACCEPT;
+	if (iph->protocol == IPPROTO_ICMP) {
+		stt_icmp4_rcv(sn, skb);
+		return NF_ACCEPT;
+	}
+	if (iph->protocol != IPPROTO_TCP)
 		return NF_ACCEPT;
 	thoff = skb_network_offset(skb) + ip_hdrlen(skb);
 	ports = skb_header_pointer(skb, thoff, sizeof(_ports), _ports);
 	if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
 		return NF_ACCEPT;
 
-	/* Ours from here on: TCP must never see it. */
-	if (IPCB(skb)->frag_max_size) {
-		/* IP reassembled it: senders size segments to the path MTU
-		 * and never fragment, so this is not STT traffic to trust.
-		 */
-		return stt_hook_drop(sn, skb, STT_NS_DROP_OUTER_FRAG);
-	}
+	/* Ours from here on: TCP must never see it.  IP reassembled it
+	 * when a router fragmented a segment sent without DF ("df unset"):
+	 * IP's own limits bound that, the checksum covers it, take it.
+	 */
+	if (IPCB(skb)->frag_max_size)
+		stt_ns_inc(sn, STT_NS_RX_OUTER_REASM);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
 	stt_rcv_segment(sn, skb, false);
@@ -477,6 +483,10 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 
 	if (list_empty(&sn->port_list))
 		return NF_ACCEPT;
+	if (nexthdr == IPPROTO_ICMPV6) {
+		stt_icmp6_rcv(sn, skb, thoff);
+		return NF_ACCEPT;
+	}
 	if (nexthdr != IPPROTO_TCP) {
 		if (!ipv6_ext_hdr(nexthdr))
 			return NF_ACCEPT;

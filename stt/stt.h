@@ -52,6 +52,9 @@ enum stt_ns_stat {
 	STT_NS_DROP_OUTER_EXTHDR, /* outer IPv6 extension header */
 	STT_NS_DROP_ECN,	/* CE outside, not-ECT inside (RFC 6040) */
 	STT_NS_DROP_NOMEM,	/* allocation failure */
+	STT_NS_RX_OUTER_REASM,	/* segments IPv4 reassembled (DF unset) */
+	STT_NS_PMTU_LEARNED,	/* ICMP "too big" for our segments, applied */
+	STT_NS_PMTU_IGNORED,	/* ... claiming our port, not applied */
 	STT_NS_REASM_FRAMES,	/* frames completed by reassembly */
 	STT_NS_REASM_SEGS,	/* segments those frames were made of */
 	STT_NS_STAT_MAX
@@ -200,6 +203,7 @@ int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 		    struct netlink_ext_ack *extack);
 void stt_dellink(struct net_device *dev, struct list_head *head);
 struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created);
+bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr);
 void stt_ports_free(struct stt_net *sn);
 
 /* netlink.c */
@@ -219,6 +223,10 @@ void stt_hooks_unregister(struct net *net);
 struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port);
 void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 		   unsigned int nsegs);
+
+/* icmp.c */
+void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb);
+void stt_icmp6_rcv(struct stt_net *sn, struct sk_buff *skb, unsigned int off);
 
 /* reasm.c: segments arrive with skb->data at the STT payload and the
  * outer network header set; the control block carries what was parsed.

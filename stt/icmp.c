@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * STT and ICMP: path MTU discovery for the outer segments.
+ *
+ * A router that cannot forward an outer segment (DF set) answers its
+ * sender with ICMP "fragmentation needed" or ICMPv6 "packet too big",
+ * quoting the segment's IP header and the start of its TCP header.  The
+ * stack hands those to TCP, which finds no socket for an STT flow and
+ * ignores them: the path MTU never shrinks and every large frame is lost.
+ * So the receive hooks look at them first.  One that quotes a segment of
+ * ours (TCP to an STT port this namespace serves, towards a remote a
+ * device sends to, from the address the ICMP was sent to, with a valid
+ * ICMP checksum) updates the path MTU of the route to that remote, as
+ * ipv4_update_pmtu() and ip6_update_pmtu() do for the UDP tunnels.  The
+ * kernel's own rules apply: min_pmtu (552 by default) and 1280 for IPv6
+ * are floors, learned values expire after mtu_expires.
+ *
+ * The next frames are then cut by TSO or GSO to the smaller outer MSS,
+ * which xmit.c takes from the route.  The inner MTU does not change and
+ * the inner sender is never told: an STT frame of any size up to 64 KB
+ * crosses any path that carries the IP minimum, in more segments.
+ *
+ * The ICMP message itself always continues to the stack.
+ */
+
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <linux/netfilter.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/route.h>
+
+#include "stt.h"
+
+#if IS_ENABLED(CONFIG_IPV6)
+#include <net/addrconf.h>
+#endif
+
+/* The start of the quoted TCP header: all an ICMP message must carry. */
+struct stt_icmp_quote {
+	__be16		sport;
+	__be16		dport;
+};
+
+/* Is the ICMP message at @off of @skb intact (checksum)? */
+static bool stt_icmp_csum_ok(struct sk_buff *skb, unsigned int off, u8 proto,
+			     u8 family)
+{
+	return !nf_checksum(skb, NF_INET_LOCAL_IN, off, proto, family);
+}
+
+void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb)
+{
+	unsigned int off = skb_network_offset(skb) + ip_hdrlen(skb);
+	const struct stt_icmp_quote *q;
+	struct stt_icmp_quote _q;
+	const struct icmphdr *ih;
+	const struct iphdr *qiph;
+	struct icmphdr _ih;
+	struct iphdr _qiph;
+	struct stt_port *sp;
+	unsigned int qoff;
+	u32 mtu;
+
+	ih = skb_header_pointer(skb, off, sizeof(_ih), &_ih);
+	if (!ih || ih->type != ICMP_DEST_UNREACH ||
+	    ih->code != ICMP_FRAG_NEEDED)
+		return;
+	qoff = off + sizeof(_ih);
+	qiph = skb_header_pointer(skb, qoff, sizeof(_qiph), &_qiph);
+	if (!qiph || qiph->version != 4 || qiph->ihl < 5 ||
+	    qiph->protocol != IPPROTO_TCP || (qiph->frag_off & htons(IP_OFFSET)))
+		return;
+	q = skb_header_pointer(skb, qoff + qiph->ihl * 4, sizeof(_q), &_q);
+	if (!q)
+		return;
+	sp = stt_port_lookup_rcu(sn, q->dport);
+	if (!sp)
+		return;	/* some other TCP's: not ours to judge */
+
+	mtu = ntohs(ih->un.frag.mtu);
+	if (!mtu || qiph->saddr != ip_hdr(skb)->daddr ||
+	    !stt_port_sends_to(sp, false, &qiph->daddr) ||
+	    !stt_icmp_csum_ok(skb, off, IPPROTO_ICMP, NFPROTO_IPV4)) {
+		stt_ns_inc(sn, STT_NS_PMTU_IGNORED);
+		return;
+	}
+
+	/* ipv4_update_pmtu() reads the quoted header at skb->data. */
+	if (!pskb_may_pull(skb, qoff + qiph->ihl * 4)) {
+		stt_ns_inc(sn, STT_NS_PMTU_IGNORED);
+		return;
+	}
+	__skb_pull(skb, qoff);
+	ipv4_update_pmtu(skb, sn->net, mtu, 0, IPPROTO_TCP);
+	__skb_push(skb, qoff);
+	stt_ns_inc(sn, STT_NS_PMTU_LEARNED);
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+void stt_icmp6_rcv(struct stt_net *sn, struct sk_buff *skb, unsigned int off)
+{
+	const struct stt_icmp_quote *q;
+	const struct ipv6hdr *qip6h;
+	struct stt_icmp_quote _q;
+	const struct icmp6hdr *ih;
+	struct ipv6hdr _qip6h;
+	struct icmp6hdr _ih;
+	struct stt_port *sp;
+	unsigned int qoff;
+	__be32 mtu;
+
+	ih = skb_header_pointer(skb, off, sizeof(_ih), &_ih);
+	if (!ih || ih->icmp6_type != ICMPV6_PKT_TOOBIG || ih->icmp6_code)
+		return;
+	mtu = ih->icmp6_mtu;
+	qoff = off + sizeof(_ih);
+	qip6h = skb_header_pointer(skb, qoff, sizeof(_qip6h), &_qip6h);
+	/* Our senders put TCP right after the IPv6 header. */
+	if (!qip6h || qip6h->version != 6 || qip6h->nexthdr != IPPROTO_TCP)
+		return;
+	q = skb_header_pointer(skb, qoff + sizeof(_qip6h), sizeof(_q), &_q);
+	if (!q)
+		return;
+	sp = stt_port_lookup_rcu(sn, q->dport);
+	if (!sp)
+		return;
+
+	if (!mtu ||
+	    !ipv6_addr_equal(&qip6h->saddr, &ipv6_hdr(skb)->daddr) ||
+	    !stt_port_sends_to(sp, true, &qip6h->daddr) ||
+	    !stt_icmp_csum_ok(skb, off, IPPROTO_ICMPV6, NFPROTO_IPV6) ||
+	    !pskb_may_pull(skb, qoff + sizeof(_qip6h))) {
+		stt_ns_inc(sn, STT_NS_PMTU_IGNORED);
+		return;
+	}
+
+	/* ip6_update_pmtu() reads the quoted header at skb->data. */
+	__skb_pull(skb, qoff);
+	ip6_update_pmtu(skb, sn->net, mtu, 0,
+			IP6_REPLY_MARK(sn->net, skb->mark),
+			sock_net_uid(sn->net, NULL));
+	__skb_push(skb, qoff);
+	stt_ns_inc(sn, STT_NS_PMTU_LEARNED);
+}
+#endif
