@@ -194,6 +194,12 @@ def c_good(c, n):
     return [c.whole4(c.frame()) for _ in range(n)], n
 
 
+def c_good6(c, n):
+    """well-formed whole frames over IPv6 (--src6 to --dst6): delivered"""
+    return [c.eth(ETH_P_IPV6) + c.ip6(v6_tcp_seg(c, c.frame()))
+            for _ in range(n)], n
+
+
 def c_good_reasm(c, n):
     """well-formed frames in 3 segments: reassembled (ns_reasm_frames)"""
     pkts = []

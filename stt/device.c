@@ -57,6 +57,7 @@ static const char stt_ns_stat_names[STT_NS_STAT_MAX][ETH_GSTRING_LEN] = {
 	[STT_NS_DROP_OUTER_EXTHDR]	= "ns_drop_outer_exthdr",
 	[STT_NS_DROP_ECN]		= "ns_drop_ecn",
 	[STT_NS_DROP_NOMEM]		= "ns_drop_nomem",
+	[STT_NS_DROP_POLICY]		= "ns_drop_xfrm_policy",
 	[STT_NS_RX_OUTER_REASM]		= "ns_rx_outer_reassembled",
 	[STT_NS_PMTU_LEARNED]		= "ns_pmtu_learned",
 	[STT_NS_PMTU_IGNORED]		= "ns_pmtu_ignored",

@@ -10,10 +10,11 @@
  * So the receive hooks look at them first.  One that quotes a segment of
  * ours (TCP to an STT port this namespace serves, towards a remote a
  * device sends to, from the address the ICMP was sent to, with a valid
- * ICMP checksum) updates the path MTU of the route to that remote, as
- * ipv4_update_pmtu() and ip6_update_pmtu() do for the UDP tunnels.  The
- * kernel's own rules apply: min_pmtu (552 by default) and 1280 for IPv6
- * are floors, learned values expire after mtu_expires.
+ * ICMP checksum, allowed by the IPsec input policy) updates the path MTU
+ * of the route to that remote, as ipv4_update_pmtu() and ip6_update_pmtu()
+ * do for the UDP tunnels.  The kernel's own rules apply: min_pmtu (552 by
+ * default) is a floor, IPv6 ignores values below 1280, learned values
+ * expire after mtu_expires.
  *
  * The next frames are then cut by TSO or GSO to the smaller outer MSS,
  * which xmit.c takes from the route.  The inner MTU does not change and
@@ -30,6 +31,7 @@
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/route.h>
+#include <net/xfrm.h>
 
 #include "stt.h"
 
@@ -81,6 +83,7 @@ void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb)
 
 	mtu = ntohs(ih->un.frag.mtu);
 	if (!mtu || qiph->saddr != ip_hdr(skb)->daddr ||
+	    !xfrm4_policy_check(NULL, XFRM_POLICY_IN, skb) ||
 	    !stt_port_sends_to(sp, false, &qiph->daddr) ||
 	    !stt_icmp_csum_ok(skb, off, IPPROTO_ICMP, NFPROTO_IPV4)) {
 		stt_ns_inc(sn, STT_NS_PMTU_IGNORED);
@@ -129,6 +132,7 @@ void stt_icmp6_rcv(struct stt_net *sn, struct sk_buff *skb, unsigned int off)
 
 	if (!mtu ||
 	    !ipv6_addr_equal(&qip6h->saddr, &ipv6_hdr(skb)->daddr) ||
+	    !xfrm6_policy_check(NULL, XFRM_POLICY_IN, skb) ||
 	    !stt_port_sends_to(sp, true, &qip6h->daddr) ||
 	    !stt_icmp_csum_ok(skb, off, IPPROTO_ICMPV6, NFPROTO_IPV6) ||
 	    !pskb_may_pull(skb, qoff + sizeof(_qip6h))) {

@@ -10,8 +10,10 @@
  * INPUT rules apply to STT like to any service; the priority is just
  * before conntrack confirmation, so STT segments never occupy conntrack
  * entries.  Everything addressed to an STT port is stolen here, whether
- * or not a device is up: TCP never sees it and so never answers.  ICMP
- * errors are looked at on their way (icmp.c: path MTU) and passed on.
+ * or not a device is up: TCP never sees it and so never answers.  As TCP
+ * would, every segment first passes the IPsec input policy (the hook runs
+ * before TCP's own check, and after ESP was taken off).  ICMP errors are
+ * looked at on their way (icmp.c: path MTU) and passed on.
  */
 
 #include <linux/etherdevice.h>
@@ -27,6 +29,7 @@
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
+#include <net/xfrm.h>
 
 #include "stt.h"
 
@@ -441,6 +444,11 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 	 */
 	if (IPCB(skb)->frag_max_size)
 		stt_ns_inc(sn, STT_NS_RX_OUTER_REASM);
+	/* The IPsec input policy TCP or a UDP tunnel would apply: a
+	 * plaintext segment where ESP is required goes no further.
+	 */
+	if (!xfrm4_policy_check(NULL, XFRM_POLICY_IN, skb))
+		return stt_hook_drop(sn, skb, STT_NS_DROP_POLICY);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
 	stt_rcv_segment(sn, skb, false);
@@ -514,6 +522,8 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 		 */
 		return stt_hook_drop(sn, skb, STT_NS_DROP_OUTER_FRAG);
 	}
+	if (!xfrm6_policy_check(NULL, XFRM_POLICY_IN, skb))
+		return stt_hook_drop(sn, skb, STT_NS_DROP_POLICY);
 
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);

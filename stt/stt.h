@@ -52,6 +52,7 @@ enum stt_ns_stat {
 	STT_NS_DROP_OUTER_EXTHDR, /* outer IPv6 extension header */
 	STT_NS_DROP_ECN,	/* CE outside, not-ECT inside (RFC 6040) */
 	STT_NS_DROP_NOMEM,	/* allocation failure */
+	STT_NS_DROP_POLICY,	/* refused by the IPsec input policy */
 	STT_NS_RX_OUTER_REASM,	/* segments IPv4 reassembled (DF unset) */
 	STT_NS_PMTU_LEARNED,	/* ICMP "too big" for our segments, applied */
 	STT_NS_PMTU_IGNORED,	/* ... claiming our port, not applied */

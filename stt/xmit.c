@@ -386,8 +386,10 @@ static int stt_xmit4(struct stt_dev *stt, struct sk_buff *skb,
 	else
 		df = 0;
 
+	/* header_len: what an IPsec transform adds in front (ESP). */
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(rt->dst.dev) +
-			      sizeof(*iph) + STT_ENCAP_HLEN);
+			      rt->dst.header_len + sizeof(*iph) +
+			      STT_ENCAP_HLEN);
 	if (err)
 		goto err_rt;
 
@@ -482,7 +484,8 @@ static int stt_xmit6(struct stt_dev *stt, struct sk_buff *skb,
 		ttl = ip6_dst_hoplimit(dst);
 
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(dst->dev) +
-			      sizeof(*ip6h) + STT_ENCAP_HLEN);
+			      dst->header_len + sizeof(*ip6h) +
+			      STT_ENCAP_HLEN);
 	if (err)
 		goto err_dst;
 
