@@ -189,6 +189,9 @@ dkms_build()
 	check_err $? "dkms build failed: $(tail -n 5 "$LOG"; tail -n 20 "$dtree/stt/$VERSION/build/make.log" 2>/dev/null)"
 
 	ko=$dtree/stt/$VERSION/$R/$(uname -m)/module/stt.ko
+	# DKMS 3.1+ (Debian 13) keeps the module as the kernel compresses its
+	# own: stt.ko.xz.
+	[[ -f "$ko" ]] || ko=$(ls "$ko".* 2>/dev/null | head -n 1)
 	vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
 	[[ "$vermagic" == "$R "* ]]
 	check_err $? "DKMS stt.ko missing or built for '$vermagic'"
