@@ -15,6 +15,7 @@
 #include <linux/netdevice.h>
 #include <linux/net.h>
 #include <linux/skbuff.h>
+#include <linux/slab.h>
 #include <net/dst_metadata.h>
 #include <net/flow.h>
 #include <net/ip_tunnels.h>
@@ -25,6 +26,13 @@
  */
 #ifdef STT_HAVE_SKBUFF_REF_H
 #include <linux/skbuff_ref.h>
+#endif
+
+/* 7.0: kzalloc_obj(VAR_OR_TYPE, GFP) allocates one object of its type
+ * (and 7.x's checkpatch asks for it).
+ */
+#ifndef kzalloc_obj
+#define kzalloc_obj(P, GFP)	kzalloc(sizeof(P), GFP)
 #endif
 
 /* 6.12: NETIF_F_LLTX became the dev->lltx flag. */

@@ -317,7 +317,7 @@ struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
 		if (sp->port == port)
 			return sp;
 
-	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	sp = kzalloc_obj(*sp, GFP_KERNEL);
 	if (!sp)
 		return ERR_PTR(-ENOMEM);
 	sp->port = port;

@@ -269,7 +269,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	}
 
 	if (!fq) {
-		fq = kzalloc(sizeof(*fq), GFP_ATOMIC);
+		fq = kzalloc_obj(*fq, GFP_ATOMIC);
 		if (!fq) {
 			why = STT_NS_DROP_NOMEM;
 			goto drop;
