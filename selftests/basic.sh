@@ -5,7 +5,8 @@
 # Basic life cycle of the stt module and its devices: the module is loaded,
 # "ip link add ... type stt" creates a device of kind "stt", "ip link del"
 # removes it, create/delete loops and namespace removal leave nothing behind,
-# and the module unloads (with devices present) and loads again.
+# and the module unloads (with devices present) and loads again. A
+# namespace without STT devices pays no STT hook.
 #
 # No topology: devices only, in the initial namespace and in one netns.
 #
@@ -26,6 +27,7 @@ ALL_TESTS="
 	delete
 	create_delete_loop
 	netns_delete
+	no_stt_no_hook
 	module_reload
 "
 
@@ -127,6 +129,47 @@ netns_delete()
 	[[ -z "$left" ]]
 	check_err $? "stt devices visible after netns removal: $left"
 	log_test "deleting a netns holding stt devices"
+}
+
+# hook_calls: how often the IPv4 receive hook has run since hook_probe.
+hook_calls()
+{
+	grep -c ' stt_hook4:' /sys/kernel/tracing/trace
+}
+
+# A namespace that never had an STT device has no STT hook: its locally
+# delivered packets never enter stt.ko (counted with a kprobe on the IPv4
+# hook). Its first device registers them.
+no_stt_no_hook()
+{
+	local t=/sys/kernel/tracing before after ns
+
+	RET=0
+	if ! echo 'p:stt/stt_hook4 stt_nf_hook4' >"$t/kprobe_events" 2>/dev/null; then
+		log_skip "namespace without STT: no hook on its packets" \
+			"no kprobes (tracefs at $t)"
+		return
+	fi
+	echo 1 >"$t/events/stt/stt_hook4/enable"
+	setup_ns ns
+	ip -n "$ns" link set lo up
+	: >"$t/trace"
+	ip netns exec "$ns" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
+	before=$(hook_calls)
+	stt_add stt5 "$ns" id 5 remote 192.0.2.9
+	check_err $? "cannot create a device in $ns"
+	: >"$t/trace"
+	ip netns exec "$ns" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
+	after=$(hook_calls)
+	echo 0 >"$t/events/stt/stt_hook4/enable"
+	echo '-:stt/stt_hook4' >>"$t/kprobe_events"
+	cleanup_ns "$ns"
+	[[ "$before" == 0 ]]
+	check_err $? "$before hook calls for 10 packets in a namespace without STT"
+	[[ "$after" -ge 10 ]]
+	check_err $? "only $after hook calls for 10 packets once the namespace has a device"
+	log_test "namespace without STT: no hook on its packets" \
+		"hook calls for 10 local packets: $before without a device, $after with one"
 }
 
 module_reload()

@@ -317,6 +317,11 @@ struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
 		if (sp->port == port)
 			return sp;
 
+	/* The namespace's first port: hooks, counters, reassembly. */
+	err = stt_net_activate(sn);
+	if (err)
+		return ERR_PTR(err);
+
 	sp = kzalloc_obj(*sp, GFP_KERNEL);
 	if (!sp)
 		return ERR_PTR(-ENOMEM);
@@ -492,8 +497,9 @@ int stt_configure(struct net *net, struct net_device *dev,
 
 	sp = stt_port_get(sn, cfg->key.tp_dst, &created);
 	if (IS_ERR(sp)) {
-		NL_SET_ERR_MSG(extack,
-			       "Cannot reserve the STT port: a local socket uses it");
+		if (PTR_ERR(sp) == -EADDRINUSE)
+			NL_SET_ERR_MSG(extack,
+				       "Cannot reserve the STT port: a local socket uses it");
 		return PTR_ERR(sp);
 	}
 

@@ -2,10 +2,14 @@
 /*
  * STT: Stateless Transport Tunneling (draft-davie-stt-08).
  *
- * Module init/exit and per-network-namespace state.  Every namespace gets
- * its receive hooks and reassembly state when it is created (or when the
- * module loads), never from inside an RTNL-locked request: registering
- * netfilter hooks from a netlink request is how earlier STT code deadlocked.
+ * Module init/exit and per-network-namespace state.  A namespace gets its
+ * receive hooks, reassembly state and counters with its first STT port
+ * (stt_net_activate(), from the netlink request that creates the first
+ * device, under RTNL): namespaces without STT, most containers' among
+ * them, pay nothing, neither a hook on every packet they deliver nor a
+ * grace period when they go.  Per-namespace netfilter registration takes
+ * no RTNL (the old global nf_register_hook() did, which is how earlier STT
+ * code deadlocked when it registered from a request).
  */
 
 #include <linux/module.h>
@@ -30,11 +34,23 @@ MODULE_PARM_DESC(reasm_timeout_ms,
 static int __net_init stt_net_init(struct net *net)
 {
 	struct stt_net *sn = stt_pernet(net);
-	int err;
 
 	sn->net = net;
 	INIT_LIST_HEAD(&sn->dev_list);
 	INIT_LIST_HEAD(&sn->port_list);
+	return 0;
+}
+
+/* What a namespace needs once it has an STT port: counters, reassembly,
+ * then the hooks, which use both.  RTNL held.
+ */
+int stt_net_activate(struct stt_net *sn)
+{
+	int err;
+
+	ASSERT_RTNL();
+	if (sn->active)
+		return 0;
 
 	sn->stats = netdev_alloc_pcpu_stats(struct stt_ns_stats);
 	if (!sn->stats)
@@ -44,15 +60,17 @@ static int __net_init stt_net_init(struct net *net)
 	if (err)
 		goto err_stats;
 
-	err = stt_hooks_register(net);
+	err = stt_hooks_register(sn->net);
 	if (err)
 		goto err_reasm;
+	sn->active = true;
 	return 0;
 
 err_reasm:
 	stt_reasm_exit(sn);
 err_stats:
 	free_percpu(sn->stats);
+	sn->stats = NULL;
 	return err;
 }
 
@@ -74,6 +92,7 @@ static void stt_destroy_tunnels(struct net *net, struct list_head *head)
 
 static void __net_exit stt_net_exit_batch(struct list_head *net_list)
 {
+	bool hooked = false;
 	struct net *net;
 	LIST_HEAD(list);
 
@@ -84,11 +103,20 @@ static void __net_exit stt_net_exit_batch(struct list_head *net_list)
 	rtnl_unlock();
 
 	list_for_each_entry(net, net_list, exit_list) {
+		if (stt_pernet(net)->active) {
+			stt_hooks_unregister(net);
+			hooked = true;
+		}
+	}
+	/* The hooks are gone; wait once for packets still inside them. */
+	if (hooked)
+		synchronize_net();
+
+	list_for_each_entry(net, net_list, exit_list) {
 		struct stt_net *sn = stt_pernet(net);
 
-		stt_hooks_unregister(net);
-		/* The hooks are gone; wait for packets inside them. */
-		synchronize_net();
+		if (!sn->active)
+			continue;
 		stt_reasm_exit(sn);
 		stt_ports_free(sn);
 		free_percpu(sn->stats);

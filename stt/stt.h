@@ -144,13 +144,18 @@ struct stt_reasm {
 
 struct stt_net {
 	struct net		*net;
+	bool			active;	/* has had a port: hooks, stats, reasm */
 	struct list_head	dev_list;	/* devices doing I/O here */
 	struct list_head	port_list;	/* struct stt_port (RCU) */
-	struct stt_ns_stats __percpu *stats;
-	struct stt_reasm	reasm;
+	struct stt_ns_stats __percpu *stats;	/* from stt_net_activate() */
+	struct stt_reasm	reasm;		/* likewise */
 };
 
 extern unsigned int stt_net_id;
+
+/* main.c */
+int stt_net_activate(struct stt_net *sn);
+
 extern unsigned int stt_reasm_max_mem;
 extern unsigned int stt_reasm_timeout_ms;
 
