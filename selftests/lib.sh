@@ -379,6 +379,23 @@ xfer_check()
 	check_err $? "transfer to $1: ${XINFO[$1]}"
 }
 
+# ---- Open vSwitch and OVN logs ---------------------------------------------
+
+# ovs_log_problems FILE [FROM_LINE]: the WARN/ERR/EMER lines of an Open
+# vSwitch or OVN log (from line FROM_LINE on), but for two kinds that are
+# expected here: timeval's reports of slow poll intervals (TCG makes every
+# main loop slow; they are about the machine) and the notice that STT is
+# deprecated (Open vSwitch 3.5: "'stt' port type is deprecated", OVN
+# 25.03: "STT encapsulation type is deprecated"; both dropped STT in the
+# next release).
+ovs_log_problems()
+{
+	tail -n +"${2:-1}" "$1" |
+		grep -E '\|(WARN|ERR|EMER)\|' |
+		grep -vE '\|timeval(\([a-z0-9_]+\))?\|WARN\|(Unreasonably long [0-9]+ms poll interval|faults: |disk: |context switches: )' |
+		grep -vE "\|WARN\|(.*: 'stt' port type is deprecated\.|STT encapsulation type is deprecated)$"
+}
+
 # ---- two hosts, one tunnel -------------------------------------------------
 
 # stt_pair_underlay: NS_A and NS_B (from setup_ns) joined by veth vA/vB,

@@ -46,6 +46,7 @@ ALL_TESTS="
 	test_pings
 	test_transfers
 	test_tun_id
+	test_logs
 	test_chassis_down
 	test_geneve_ratio
 	test_teardown
@@ -512,6 +513,26 @@ test_geneve_ratio() {
 	check_err $? "tunnels did not go back to stt"
 	log_test "vm1->vm2 (ch1->ch2) throughput, STT / Geneve" \
 		"STT ${stt:-?} Mbit/s, Geneve ${gen:-?} Mbit/s, ratio $(awk -v a="${stt:-0}" -v b="${gen:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')"
+}
+
+# Before the faults (which make the daemons log their peers' loss): no
+# warning or error in any vswitchd or ovn-controller log but the expected
+# (lib.sh's ovs_log_problems).
+test_logs() {
+	local i f bad='' dep=0
+
+	RET=0
+	for i in 1 2 3; do
+		for f in "$T/ch$i"/ovs-vswitchd.log "$T/ch$i"/ovn-controller.log; do
+			[ -f "$f" ] || continue
+			bad+=$(ovs_log_problems "$f" | sed "s|^|ch$i ${f##*/}: |")
+			dep=$((dep + $(grep -cE "'stt' port type is deprecated|STT encapsulation type is deprecated" "$f")))
+		done
+	done
+	[ -z "$bad" ]
+	check_err $? "$bad"
+	log_test "OVN: no warnings or errors in vswitchd and ovn-controller logs" \
+		"$dep deprecation notices"
 }
 
 test_teardown() {
