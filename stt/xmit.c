@@ -211,14 +211,28 @@ static u8 stt_outer_tos(u8 dscp_tos, u8 inner)
 	return (dscp_tos & ~INET_ECN_MASK) | (inner & INET_ECN_MASK);
 }
 
-/* Make room for the outer headers and own the shared info we rewrite:
- * TCP transmits clones whose gso_size it still needs for retransmission.
+/* Will the frame's shared info change?  The outer GSO fields replace the
+ * inner ones of a GSO packet, or mark a frame longer than one segment.
  */
-static int stt_prepare_skb(struct sk_buff *skb, unsigned int headroom)
+static bool stt_rewrites_shinfo(const struct sk_buff *skb, unsigned int mss)
 {
-	int delta = headroom > skb_headroom(skb) ?
-		    headroom - skb_headroom(skb) : 0;
+	return skb_is_gso(skb) || skb->len + STT_HLEN > mss;
+}
 
+/* Make room for the outer headers, and own the shared info where we
+ * rewrite it: TCP transmits clones whose gso_size it still needs for
+ * retransmission.  A frame that fits one segment and was no GSO packet
+ * leaves the shared info alone, so TCP's clones (whose headers are their
+ * own) cost nothing: the common case of ACKs and request/response.
+ */
+static int stt_prepare_skb(struct sk_buff *skb, unsigned int headroom,
+			   unsigned int mss)
+{
+	int delta;
+
+	if (!stt_rewrites_shinfo(skb, mss))
+		return skb_cow_head(skb, headroom);
+	delta = headroom > skb_headroom(skb) ? headroom - skb_headroom(skb) : 0;
 	if (skb_cloned(skb) || delta)
 		return pskb_expand_head(skb, ALIGN(delta, NET_SKB_PAD), 0,
 					GFP_ATOMIC);
@@ -302,7 +316,8 @@ static void stt_push_headers(struct sk_buff *skb,
 						      SKB_GSO_TCPV4;
 		skb_shinfo(skb)->gso_size = mss;
 		skb_shinfo(skb)->gso_segs = DIV_ROUND_UP(frame_len, mss);
-	} else {
+	} else if (skb_is_gso(skb)) {
+		/* shared info is ours (stt_prepare_skb) */
 		skb_shinfo(skb)->gso_type = 0;
 		skb_shinfo(skb)->gso_size = 0;
 		skb_shinfo(skb)->gso_segs = 0;
@@ -387,13 +402,13 @@ static int stt_xmit4(struct stt_dev *stt, struct sk_buff *skb,
 		df = 0;
 
 	/* header_len: what an IPsec transform adds in front (ESP). */
+	mss = dst_mtu(&rt->dst) - sizeof(*iph) - sizeof(struct tcphdr);
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(rt->dst.dev) +
 			      rt->dst.header_len + sizeof(*iph) +
-			      STT_ENCAP_HLEN);
+			      STT_ENCAP_HLEN, mss);
 	if (err)
 		goto err_rt;
 
-	mss = dst_mtu(&rt->dst) - sizeof(*iph) - sizeof(struct tcphdr);
 	stt_push_headers(skb, p, mss);
 	th = tcp_hdr(skb);
 	th->check = ~tcp_v4_check(skb->len, fl4.saddr, fl4.daddr, 0);
@@ -483,13 +498,13 @@ static int stt_xmit6(struct stt_dev *stt, struct sk_buff *skb,
 	if (!ttl)
 		ttl = ip6_dst_hoplimit(dst);
 
+	mss = dst_mtu(dst) - sizeof(*ip6h) - sizeof(struct tcphdr);
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(dst->dev) +
 			      dst->header_len + sizeof(*ip6h) +
-			      STT_ENCAP_HLEN);
+			      STT_ENCAP_HLEN, mss);
 	if (err)
 		goto err_dst;
 
-	mss = dst_mtu(dst) - sizeof(*ip6h) - sizeof(struct tcphdr);
 	stt_push_headers(skb, p, mss);
 	th = tcp_hdr(skb);
 	th->check = ~tcp_v6_check(skb->len, &fl6.saddr, &fl6.daddr, 0);

@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What transmit reallocates. pskb_expand_head() copies a packet's head and
+# takes a reference on every page fragment: work per packet that nothing
+# requires when the headroom is there and the shared info is not
+# rewritten. Counted with a kprobe (stack traces tell who called it):
+#
+#   - request/response over STT: TCP's clones of small segments fit one
+#     outer segment, so stt_xmit must not copy them (it did, every one);
+#   - over transport-mode ESP: the route's transform needs room in front
+#     (dst.header_len); transmit reserves it, so the ESP output path must
+#     not expand the head of what STT sends. (It held before transmit
+#     counted header_len too: TCP's headroom and the slack of our own
+#     expansion covered ESP's 16 bytes; a check that it stays so.)
+#
+#   +--- A --------------+  veth  +--- B --------------+
+#   | stt0 192.168.0.1   +--------+ stt0 192.168.0.2   |
+#   | 10.0.0.1 (ESP: 2nd |        | 10.0.0.2           |
+#   |  test only)        |        |                    |
+#   +--------------------+        +--------------------+
+
+# shellcheck disable=SC2317 # the tests run through tests_run
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ALL_TESTS="
+	rr_no_copy
+	esp_no_expand
+"
+
+T=/sys/kernel/tracing
+RR=${COPIES_RR:-200}
+ALG="rfc4106(gcm(aes))"
+KEY_AB=0x0123456789abcdef0123456789abcdef01234567
+KEY_BA=0x89abcdef0123456789abcdef0123456789abcdef
+
+cleanup()
+{
+	echo 0 >"$T/events/stt_copies/expand/enable" 2>/dev/null
+	echo '-:stt_copies/expand' >>"$T/kprobe_events" 2>/dev/null
+	for p in "${SERVER_PID[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+}
+
+# probe_start: trace every pskb_expand_head() call with its stack.
+probe_start()
+{
+	echo 'p:stt_copies/expand pskb_expand_head' >>"$T/kprobe_events" &&
+		echo stacktrace >"$T/events/stt_copies/expand/trigger" &&
+		echo 1 >"$T/events/stt_copies/expand/enable" && : >"$T/trace"
+}
+
+# expands_from PATTERN: traced calls whose stack has a frame matching
+# PATTERN (awk regex), since probe_start or the last clear.
+expands_from()
+{
+	awk -v pat="$1" '
+		/ expand: / { if (hit) n++; hit = 0; inside = 1; next }
+		inside && /^ => / { if ($2 ~ pat) hit = 1; next }
+		END { if (hit) n++; print n + 0 }
+	' "$T/trace"
+}
+
+# rr NS ADDR N: N 64-byte request/response exchanges over TCP.
+rr()
+{
+	ip netns exec "$1" "$PY" - "$2" "$3" <<-'EOF'
+	import socket, sys
+	s = socket.create_connection((sys.argv[1], 5002), timeout=60)
+	for _ in range(int(sys.argv[2])):
+	    s.sendall(b"x" * 64)
+	    got = 0
+	    while got < 64:
+	        got += len(s.recv(64 - got))
+	s.close()
+	EOF
+}
+
+rr_server()
+{
+	ip netns exec "$NS_B" "$PY" - "$XFER_DIR/rr.ready" <<-'EOF' &
+	import socket, sys
+	s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	s.bind(("", 5002))
+	s.listen(1)
+	open(sys.argv[1], "w").close()
+	c, _ = s.accept()
+	while True:
+	    d = c.recv(64)
+	    if not d:
+	        break
+	    c.sendall(d)
+	EOF
+	SERVER_PID[rr]=$!
+	busywait 30000 test -e "$XFER_DIR/rr.ready"
+}
+
+rr_no_copy()
+{
+	local n f0 f1
+
+	RET=0
+	f0=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	: >"$T/trace"
+	rr "$NS_A" 192.168.0.2 "$RR"
+	check_err $? "request/response over STT failed"
+	n=$(expands_from '^stt_xmit')
+	f1=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	# A few allowed: an ARP, the handshake's first segments.
+	((n <= RR / 20))
+	check_err $? "stt_xmit expanded $n heads for $RR exchanges"
+	log_test "request/response over STT: TCP's clones not copied" \
+		"$n expansions for $((f1 - f0)) frames sent by A (both sides: $RR exchanges)"
+}
+
+esp_no_expand()
+{
+	local n ns l r so si ko ki f0 f1
+
+	RET=0
+	for ns in "$NS_A" "$NS_B"; do
+		if [[ $ns == "$NS_A" ]]; then
+			l=10.0.0.1 r=10.0.0.2 so=0x100 si=0x200 ko=$KEY_AB ki=$KEY_BA
+		else
+			l=10.0.0.2 r=10.0.0.1 so=0x200 si=0x100 ko=$KEY_BA ki=$KEY_AB
+		fi
+		{
+			echo "xfrm state add src $l dst $r proto esp spi $so mode transport aead $ALG $ko 128"
+			echo "xfrm state add src $r dst $l proto esp spi $si mode transport aead $ALG $ki 128"
+			echo "xfrm policy add src $l dst $r proto tcp dport 7471 dir out tmpl src $l dst $r proto esp mode transport"
+			echo "xfrm policy add src $r dst $l proto tcp dport 7471 dir in tmpl src $r dst $l proto esp mode transport level required"
+		} | ip -n "$ns" -b -
+		check_err $? "ESP setup in $ns failed"
+	done
+	f0=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	: >"$T/trace"
+	xfer "$NS_B" "$NS_A" 2000000 192.168.0.2
+	xfer_check 192.168.0.2
+	n=$(expands_from '^xfrm_output')
+	f1=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	((n <= (f1 - f0) / 20))
+	check_err $? "the ESP output path expanded $n heads for $((f1 - f0)) frames"
+	log_test "over transport-mode ESP: room for the ESP header reserved" \
+		"${XINFO[192.168.0.2]}; $n ESP-path expansions for $((f1 - f0)) frames sent by A"
+}
+
+require_root
+require_command ethtool
+require_command "$PY"
+require_stt
+if ! probe_start 2>/dev/null; then
+	log_skip "what transmit reallocates" "no kprobes in $T"
+	tests_exit
+fi
+
+RET=0
+stt_pair_setup && server_start "$NS_B" && rr_server
+check_err $? "topology setup failed"
+if [[ $RET -ne 0 ]]; then
+	log_test "two hosts, one tunnel"
+	tests_exit
+fi
+ping_ok "$NS_A" 192.168.0.2
+tests_run
+tests_exit
