@@ -505,6 +505,11 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 		return stt_hook_drop(sn, skb, STT_NS_DROP_OUTER_FRAG);
 	}
 
+	/* A CHECKSUM_COMPLETE sum covers the IPv6 header too; IPv6 takes
+	 * it out only on delivery, after this hook.  (IPv4 need not: a
+	 * valid IPv4 header sums to zero.)
+	 */
+	skb_postpull_rcsum(skb, skb->data, thoff);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
 	stt_rcv_segment(sn, skb, true);
