@@ -90,23 +90,27 @@ static struct stt_dev *stt_find_dev(struct stt_port *sp, __be64 key,
 	return rcu_dereference(sp->md_dev);
 }
 
-/* The ethertype the inner frame carries, looking through one in-band tag
- * (an 802.1ad tag cannot travel in the STT header).
+/* The ethertype the inner frame carries, looking through its in-band tags
+ * as the sender's vlan_get_protocol() did when it described the offloads:
+ * a QinQ frame keeps both tags in-band (the STT header carries one 802.1Q
+ * tag, never an 802.1ad one), so its L3 header is two tags in.  At most
+ * VLAN_MAX_DEPTH tags, like the sender.
  */
 static __be16 stt_inner_proto(struct sk_buff *skb, unsigned int *l3off)
 {
-	struct ethhdr *eth = (struct ethhdr *)skb->data;
-	__be16 proto = eth->h_proto;
+	__be16 proto = ((struct ethhdr *)skb->data)->h_proto;
+	unsigned int depth = 0;
 
 	*l3off = ETH_HLEN;
-	if (eth_type_vlan(proto)) {
+	while (eth_type_vlan(proto)) {
 		struct vlan_hdr *vh;
 
-		if (!pskb_may_pull(skb, VLAN_ETH_HLEN))
+		if (++depth > VLAN_MAX_DEPTH ||
+		    !pskb_may_pull(skb, *l3off + VLAN_HLEN))
 			return 0;
-		vh = (struct vlan_hdr *)(skb->data + ETH_HLEN);
+		vh = (struct vlan_hdr *)(skb->data + *l3off);
 		proto = vh->h_vlan_encapsulated_proto;
-		*l3off = VLAN_ETH_HLEN;
+		*l3off += VLAN_HLEN;
 	}
 	return proto;
 }
