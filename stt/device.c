@@ -28,6 +28,7 @@ static const char stt_dev_stat_names[STT_DEV_STAT_MAX][ETH_GSTRING_LEN] = {
 	[STT_DEV_TX_GSO]		= "tx_frames_gso",
 	[STT_DEV_TX_SW_SEGMENTED]	= "tx_sw_segmented",
 	[STT_DEV_TX_CSUM_HELP]		= "tx_sw_checksummed",
+	[STT_DEV_TX_FRAGLIST_UNFIT]	= "tx_fraglist_unfit",
 	[STT_DEV_TX_LOOP]		= "tx_drop_loop",
 	[STT_DEV_TX_NO_ROUTE]		= "tx_drop_no_route",
 	[STT_DEV_TX_NO_MD]		= "tx_drop_no_metadata",
@@ -218,7 +219,8 @@ static const struct device_type stt_type = {
 
 /* Inner packets keep their offloads: STT carries checksum-partial and MSS
  * to the far end, so the stack may hand us 64 KB TSO packets of any
- * checksum kind.  What the header cannot describe is resolved in xmit.c.
+ * checksum kind.  What the header cannot describe is resolved in xmit.c,
+ * and so are frag_lists the underlay could not cut (stt_features_check).
  */
 #define STT_FEATURES (NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_FRAGLIST | \
 		      NETIF_F_RXCSUM | NETIF_F_GSO_SOFTWARE | \

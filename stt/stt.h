@@ -74,6 +74,7 @@ enum stt_dev_stat {
 	STT_DEV_TX_GSO,		/* ... of which carried an inner GSO packet */
 	STT_DEV_TX_SW_SEGMENTED, /* inner packets segmented in software */
 	STT_DEV_TX_CSUM_HELP,	/* inner checksums completed in software */
+	STT_DEV_TX_FRAGLIST_UNFIT, /* frag_list resolved by the core first */
 	STT_DEV_TX_LOOP,	/* route pointed back at the device */
 	STT_DEV_TX_NO_ROUTE,	/* no route to the remote */
 	STT_DEV_TX_NO_MD,	/* external mode without tunnel metadata */

@@ -91,6 +91,25 @@ static bool stt_gso_describable(struct sk_buff *skb)
 	return skb->len <= STT_MAX_INNER_LEN;
 }
 
+/* Can the underlay cut @skb at any MSS, frag_list and all?  The outer
+ * packet is segmented at the underlay's MSS, on which GRO's frag_list
+ * members do not end, and in software (no NIC takes frag_lists).
+ * skb_segment() splits page fragments anywhere, but takes a member with
+ * linear data as one piece and BUG()s where that does not fit (kmalloc'ed
+ * heads, as from a sender without scatter-gather).  Members with page
+ * fragments only, which GRO builds from SG senders, are fine.
+ */
+static bool stt_fraglist_cuttable(const struct sk_buff *skb)
+{
+	const struct sk_buff *m;
+
+	skb_walk_frags(skb, m)
+		if (skb_headlen(m) || !skb_shinfo(m)->nr_frags ||
+		    skb_has_frag_list(m))
+			return false;
+	return true;
+}
+
 /* Called by the core before xmit: strip what the STT header cannot carry
  * so that validate_xmit_skb() segments or checksums in software first.
  */
@@ -100,6 +119,14 @@ netdev_features_t stt_features_check(struct sk_buff *skb,
 {
 	struct stt_dev *stt = netdev_priv(dev);
 
+	/* Then the core segments it (GSO: into GSO packets where the
+	 * members allow) or linearizes it: the inner packet stays whole
+	 * only where the outer one can be cut.
+	 */
+	if (skb_has_frag_list(skb) && !stt_fraglist_cuttable(skb)) {
+		stt_dev_inc(stt, STT_DEV_TX_FRAGLIST_UNFIT);
+		features &= ~NETIF_F_FRAGLIST;
+	}
 	if (!stt_csum_describable(skb)) {
 		stt_dev_inc(stt, skb_is_gso(skb) ? STT_DEV_TX_SW_SEGMENTED :
 						   STT_DEV_TX_CSUM_HELP);
@@ -578,6 +605,11 @@ netdev_tx_t stt_xmit(struct sk_buff *skb, struct net_device *dev)
 	 */
 	if (unlikely(!stt_csum_describable(skb) && skb_checksum_help(skb)))
 		goto drop;
+	if (unlikely(skb_has_frag_list(skb) && !stt_fraglist_cuttable(skb) &&
+		     (skb_is_gso(skb) || __skb_linearize(skb)))) {
+		stt_dev_inc(stt, STT_DEV_TX_FRAGLIST_UNFIT);
+		goto drop;
+	}
 	if (unlikely(skb->len + STT_HLEN > STT_MAX_INNER_LEN + STT_HLEN ||
 		     (skb_is_gso(skb) && !stt_gso_describable(skb)))) {
 		stt_dev_inc(stt, STT_DEV_TX_TOO_BIG);
