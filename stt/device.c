@@ -67,6 +67,7 @@ static const char stt_gauge_names[][ETH_GSTRING_LEN] = {
 	"ns_reasm_mem_bytes",
 	"ns_reasm_mem_limit",
 	"ns_reasm_pending_frames",
+	"ns_reasm_chain_max",
 };
 
 #define STT_N_STATS (STT_DEV_STAT_MAX + STT_NS_STAT_MAX + \
@@ -203,6 +204,7 @@ static void stt_get_ethtool_stats(struct net_device *dev,
 	data[0] = atomic_long_read(&sn->reasm.mem);
 	data[1] = READ_ONCE(stt_reasm_max_mem);
 	data[2] = READ_ONCE(sn->reasm.nqueues);
+	data[3] = READ_ONCE(sn->reasm.chain_max);
 }
 
 static const struct ethtool_ops stt_ethtool_ops = {

@@ -132,15 +132,25 @@ static void stt_reasm_expire(struct work_struct *work)
 	stt_free_list(free);
 }
 
+/* Lock held.  Keeps the longest walk seen: what a crafted flood of
+ * colliding keys would cost every lookup (ns_reasm_chain_max).
+ */
 static struct stt_frag_queue *stt_fq_find(struct stt_reasm *r, u32 h,
 					  const struct stt_frag_key *k)
 {
-	struct stt_frag_queue *fq;
+	struct stt_frag_queue *fq, *found = NULL;
+	unsigned int walked = 0;
 
-	hlist_for_each_entry(fq, &r->hash[h], hnode)
-		if (!memcmp(&fq->key, k, sizeof(*k)))
-			return fq;
-	return NULL;
+	hlist_for_each_entry(fq, &r->hash[h], hnode) {
+		walked++;
+		if (!memcmp(&fq->key, k, sizeof(*k))) {
+			found = fq;
+			break;
+		}
+	}
+	if (walked > r->chain_max)
+		WRITE_ONCE(r->chain_max, walked);
+	return found;
 }
 
 /* Chain the sorted segments of a complete frame into one skb. */

@@ -135,6 +135,7 @@ struct stt_reasm {
 	struct list_head	lru;	/* oldest first */
 	atomic_long_t		mem;	/* truesize held, bytes */
 	unsigned int		nqueues;
+	unsigned int		chain_max;	/* longest hash chain walked */
 	struct delayed_work	expire_work;
 	bool			dead;	/* namespace exiting */
 };
