@@ -24,6 +24,7 @@ static const char stt_dev_stat_names[STT_DEV_STAT_MAX][ETH_GSTRING_LEN] = {
 	[STT_DEV_RX_GSO]		= "rx_frames_gso",
 	[STT_DEV_RX_FRAGLIST_FIXUP]	= "rx_fraglist_reshaped",
 	[STT_DEV_RX_LINEARIZED]		= "rx_linearized",
+	[STT_DEV_RX_MSS_CLAMPED]	= "rx_mss_clamped",
 	[STT_DEV_TX_FRAMES]		= "tx_frames",
 	[STT_DEV_TX_GSO]		= "tx_frames_gso",
 	[STT_DEV_TX_SW_SEGMENTED]	= "tx_sw_segmented",

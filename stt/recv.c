@@ -29,6 +29,9 @@
 
 #include "stt.h"
 
+/* Smallest inner gso_size a received frame gets: see stt_apply_offloads. */
+#define STT_MIN_RX_MSS		TCP_MIN_SND_MSS
+
 /* Outer header facts, read before the outer headers are discarded. */
 struct stt_outer {
 	bool		ipv6;
@@ -118,8 +121,8 @@ static __be16 stt_inner_proto(struct sk_buff *skb, unsigned int *l3off)
 /* Check the offload description against the frame it describes and apply
  * it to @skb (data at the inner Ethernet header).
  */
-static int stt_apply_offloads(struct sk_buff *skb, const struct stthdr *sh,
-			      bool *gso)
+static int stt_apply_offloads(struct stt_dev *stt, struct sk_buff *skb,
+			      const struct stthdr *sh, bool *gso)
 {
 	unsigned int l4 = sh->l4_offset, l3off, l4min, csum_off, hlen;
 	u16 mss = ntohs(sh->mss);
@@ -169,6 +172,16 @@ static int stt_apply_offloads(struct sk_buff *skb, const struct stthdr *sh,
 		    !pskb_may_pull(skb, l4 + thlen))
 			return -EINVAL;
 		hlen = l4 + thlen;
+		/* The sender controls the MSS: one 64 KB frame with MSS 1
+		 * would become 65,000 segments wherever the stack segments
+		 * it (forwarding, a NIC).  Nothing Linux TCP sends is below
+		 * TCP_MIN_SND_MSS, the floor it set itself for the same
+		 * reason (CVE-2019-11477).
+		 */
+		if (mss < STT_MIN_RX_MSS) {
+			mss = STT_MIN_RX_MSS;
+			stt_dev_inc(stt, STT_DEV_RX_MSS_CLAMPED);
+		}
 		if (skb->len - hlen > mss) {
 			skb_shinfo(skb)->gso_size = mss;
 			skb_shinfo(skb)->gso_type = SKB_GSO_DODGY |
@@ -250,7 +263,7 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 
 	__skb_pull(skb, STT_HLEN);
 	skb_reset_mac_header(skb);
-	err = stt_apply_offloads(skb, &sh, &gso);
+	err = stt_apply_offloads(stt, skb, &sh, &gso);
 	if (err) {
 		why = stt_errno_reason(err);
 		goto drop;

@@ -70,6 +70,7 @@ enum stt_dev_stat {
 	STT_DEV_RX_GSO,		/* frames delivered as inner GSO packets */
 	STT_DEV_RX_FRAGLIST_FIXUP, /* frag_list reshaped to fit inner MSS */
 	STT_DEV_RX_LINEARIZED,	/* ... or, failing that, linearized */
+	STT_DEV_RX_MSS_CLAMPED,	/* inner MSS below the floor, raised */
 	STT_DEV_TX_FRAMES,	/* STT frames sent */
 	STT_DEV_TX_GSO,		/* ... of which carried an inner GSO packet */
 	STT_DEV_TX_SW_SEGMENTED, /* inner packets segmented in software */
