@@ -12,6 +12,7 @@
  */
 
 #include <linux/jhash.h>
+#include <linux/random.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/ip.h>
@@ -67,9 +68,15 @@ static void stt_frag_key_init(const struct sk_buff *skb,
 	k->dport = STT_SEG_CB(skb)->dport;
 }
 
-static u32 stt_frag_hash(const struct stt_frag_key *k)
+/* Keyed by a random per-namespace seed: the key is the sender's choice
+ * (addresses, ports, frame ID), and with a known seed an off-path sender
+ * can pile frames into one bucket that every lookup then walks under the
+ * lock.
+ */
+static u32 stt_frag_hash(const struct stt_reasm *r,
+			 const struct stt_frag_key *k)
 {
-	return jhash2((const u32 *)k, sizeof(*k) / sizeof(u32), 0) &
+	return jhash2((const u32 *)k, sizeof(*k) / sizeof(u32), r->hash_rnd) &
 	       (STT_REASM_HASH_SIZE - 1);
 }
 
@@ -237,7 +244,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	u32 h;
 
 	stt_frag_key_init(skb, &k);
-	h = stt_frag_hash(&k);
+	h = stt_frag_hash(r, &k);
 	/* Segments hold their outer headers until the frame is built, but
 	 * nothing that pins other state: a socket, a route, or the outer
 	 * conntrack entry conntrack made before the hook stole the segment.
@@ -372,6 +379,7 @@ int stt_reasm_init(struct stt_net *sn)
 		return -ENOMEM;
 	for (i = 0; i < STT_REASM_HASH_SIZE; i++)
 		INIT_HLIST_HEAD(&r->hash[i]);
+	r->hash_rnd = get_random_u32();
 	spin_lock_init(&r->lock);
 	INIT_LIST_HEAD(&r->lru);
 	atomic_long_set(&r->mem, 0);

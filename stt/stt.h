@@ -133,6 +133,7 @@ struct stt_port {
 struct stt_reasm {
 	spinlock_t		lock;	/* hash, lru, nqueues, dead */
 	struct hlist_head	*hash;	/* STT_REASM_HASH_SIZE buckets */
+	u32			hash_rnd;	/* jhash seed, random */
 	struct list_head	lru;	/* oldest first */
 	atomic_long_t		mem;	/* truesize held, bytes */
 	unsigned int		nqueues;
