@@ -111,6 +111,7 @@ static int __init stt_init_module(void)
 {
 	int err;
 
+	stt_xmit_init();
 	err = register_pernet_subsys(&stt_net_ops);
 	if (err)
 		return err;

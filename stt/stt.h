@@ -211,6 +211,7 @@ int stt_netlink_init(void);
 void stt_netlink_exit(void);
 
 /* xmit.c */
+void stt_xmit_init(void);
 netdev_tx_t stt_xmit(struct sk_buff *skb, struct net_device *dev);
 netdev_features_t stt_features_check(struct sk_buff *skb,
 				     struct net_device *dev,

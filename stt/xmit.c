@@ -10,7 +10,9 @@
 
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
+#include <linux/log2.h>
 #include <linux/percpu.h>
+#include <linux/random.h>
 #include <net/dst_metadata.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
@@ -26,17 +28,30 @@
 
 #include "stt.h"
 
-/* Frame IDs only need to differ between frames in flight on one tunnel;
- * a per-CPU counter with the CPU in the low bits is unique per sender
- * without a shared atomic.
+/* Frame IDs only need to differ between frames in flight on one tunnel.
+ * Each CPU counts on its own (no shared atomic) from a random start drawn
+ * at module load, so after a restart the IDs are not those of frames a
+ * receiver may still hold from before.  The CPU number fills the low
+ * bits, as many as nr_cpu_ids needs, so no two CPUs send the same ID;
+ * the counter has the other 32 - order_base_2(nr_cpu_ids) bits.
  */
 static DEFINE_PER_CPU(u32, stt_frame_seq);
+static unsigned int stt_frame_cpu_bits __read_mostly;
+
+void stt_xmit_init(void)
+{
+	int cpu;
+
+	stt_frame_cpu_bits = order_base_2(nr_cpu_ids);
+	for_each_possible_cpu(cpu)
+		per_cpu(stt_frame_seq, cpu) = get_random_u32();
+}
 
 static __be32 stt_next_frame_id(void)
 {
 	u32 seq = this_cpu_inc_return(stt_frame_seq);
 
-	return htonl((seq << 8) | (smp_processor_id() & 0xff));
+	return htonl((seq << stt_frame_cpu_bits) | smp_processor_id());
 }
 
 /* What the receiver needs to rebuild the inner packet's offload state. */
