@@ -197,7 +197,7 @@ reasm_hash_collisions()
 	fi
 	# Hold every frame: room for all of them, no expiry meanwhile.
 	echo $((32 << 20)) >$PARAMS/reasm_max_mem
-	echo 30000 >$PARAMS/reasm_timeout_ms
+	echo 10000 >$PARAMS/reasm_timeout_ms
 	out=$(a "$SEND" --dev vA --dst-mac "$B_MAC" collide $n 2>&1)
 	check_err $? "stt_send collide failed: $out"
 	BUSYWAIT_SLEEP=0.2 busywait 20000 \
@@ -210,11 +210,11 @@ reasm_hash_collisions()
 	# dozen or so; a known one, one chain of 3000.
 	((chain <= 32))
 	check_err $? "longest hash chain walked: $chain (of $pending frames)"
-	echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
-	echo 100 >$PARAMS/reasm_timeout_ms
-	BUSYWAIT_SLEEP=0.5 busywait 20000 \
+	# They expire 10 s after they came (each frame keeps its time).
+	BUSYWAIT_SLEEP=0.5 busywait 30000 \
 		eval '(($(stat_of ns_reasm_pending_frames) == 0))'
 	check_err $? "frames still pending after their expiry"
+	echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
 	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
 	log_test "reassembly hash: $n keys aimed at one bucket spread out" \
 		 "pending $pending, longest chain $chain"
