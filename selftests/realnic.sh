@@ -35,6 +35,7 @@ ALL_TESTS="
 	csum_complete_ipv4
 	csum_complete_ipv6
 	qinq_offloads
+	nfqueue_process_context
 	fraglist_forward_sg
 	fraglist_forward_linear
 "
@@ -57,6 +58,7 @@ cleanup()
 	if [[ -n "$KPROBE" ]]; then
 		echo 0 >"$TRACEFS/events/stt_realnic/enable" 2>/dev/null
 		echo "-:stt_realnic/csum_sw" >>"$TRACEFS/kprobe_events" 2>/dev/null
+		echo "-:stt_realnic/gro" >>"$TRACEFS/kprobe_events" 2>/dev/null
 	fi
 	[[ -d /sys/module/stt_csum_complete ]] && rmmod stt_csum_complete
 	rm -rf "$TMP"
@@ -117,7 +119,9 @@ hw_csum_failures() { dmesg | grep -c 'hw csum failure'; }
 
 # ---- CHECKSUM_COMPLETE -------------------------------------------------------
 
-# kprobe_setup: count software checksum completions, if the kernel can.
+# kprobe_setup: probes on __skb_checksum_complete (software checksum
+# passes, counted) and gro_cells_receive (the context it runs in, read
+# from the trace), if the kernel has kprobe events.
 kprobe_setup()
 {
 	[[ -n "$KPROBE" ]] && return 0
@@ -125,9 +129,11 @@ kprobe_setup()
 	[[ -w "$TRACEFS/kprobe_events" ]] || return 1
 	echo "p:stt_realnic/csum_sw __skb_checksum_complete" \
 		>>"$TRACEFS/kprobe_events" 2>/dev/null || return 1
-	echo 0 >"$TRACEFS/tracing_on"
-	echo 1 >"$TRACEFS/events/stt_realnic/enable" || return 1
 	KPROBE=1
+	echo "p:stt_realnic/gro gro_cells_receive" \
+		>>"$TRACEFS/kprobe_events" 2>/dev/null || return 1
+	echo 0 >"$TRACEFS/tracing_on"
+	echo 1 >"$TRACEFS/events/stt_realnic/csum_sw/enable" || return 1
 }
 
 kprobe_hits()
@@ -245,6 +251,91 @@ qinq_offloads()
 	check_err $? "no frame arrived as an inner GSO packet"
 	log_test "QinQ (802.1ad + 802.1Q) over stt0 with checksum/TSO offloads" \
 		 "bad_offload +$((bad1 - bad0)), rx_frames_gso +$((gso1 - gso0))"
+}
+
+# ---- NFQUEUE: receive in process context -------------------------------------
+
+# A queue rule on INPUT and a userspace verdict program (stt_nfq.py):
+# accepted segments are reinjected from the verdict's sendmsg(), and the
+# STT hook (after the filter table) runs in process context with bottom
+# halves enabled. What assumes softirq there (gro_cells, per-CPU
+# statistics) shows as pending softirqs reported by the idle loop
+# ("NOHZ tick-stop error"), preemption warnings on kernels that check,
+# or a stalled transfer.
+nfqueue_process_context()
+{
+	local out pid n d0 bad ctx bh_on
+
+	RET=0
+	if ! modprobe -q nfnetlink_queue || ! modprobe -q nft_queue; then
+		log_skip "NFQUEUE on INPUT, verdicts from userspace" \
+			"no nfnetlink_queue/nft_queue in this kernel"
+		return
+	fi
+	b nft -f - <<-EOF
+	table inet stt_queue {
+		chain input {
+			type filter hook input priority filter;
+			tcp dport 7471 queue num 3
+		}
+	}
+	EOF
+	check_err $? "cannot add the queue rule"
+	out=$TMP/nfq
+	rm -f "$out" "$out.ready"
+	# exec: $! is python itself, so kill stops it.
+	(exec ip netns exec "$NS_B" python3 "$HERE/stt_nfq.py" 3 "$out" \
+		>/dev/null 2>"$out.err") &
+	pid=$!
+	busywait 30000 test -e "$out.ready"
+	check_err $? "stt_nfq.py did not start: $(cat "$out.err")"
+	d0=$(dmesg | wc -l)
+	# Where gro_cells_receive() runs: the trace's context column says
+	# 's' (softirq), 'b' (bottom halves off) or '.' (neither).
+	if kprobe_setup; then
+		echo >"$TRACEFS/trace"
+		echo 1 >"$TRACEFS/events/stt_realnic/gro/enable"
+		echo 1 >"$TRACEFS/tracing_on"
+	else
+		log_info "no kprobe events: the context of gro_cells_receive is not traced"
+	fi
+
+	transfer "$NS_A" "$NS_B" 192.168.0.2
+	check_err $? "transfer through NFQUEUE failed: $XFER_INFO"
+
+	if [[ -n "$KPROBE" ]]; then
+		echo 0 >"$TRACEFS/tracing_on"
+		echo 0 >"$TRACEFS/events/stt_realnic/gro/enable"
+		# "comm-pid [cpu] flags ts: gro: ...": the flags' first
+		# character is b/D with bottom halves off, the third s/h/H
+		# in softirq/hardirq.
+		awk '$0 ~ /gro: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) break
+			f = $(i + 1); c1 = substr(f, 1, 1); c3 = substr(f, 3, 1)
+			if (c3 ~ /[shHzZ]/) print "softirq"
+			else if (c1 ~ /[bD]/) print "bh-off"
+			else if (c1 == "d") print "irqs-off"
+			else print "bh-on"
+		}' "$TRACEFS/trace" | sort | uniq -c >"$TMP/gro_ctx"
+		ctx=$(awk '{ printf "%s %s, ", $2, $1 }' "$TMP/gro_ctx")
+		ctx=${ctx%, }
+		bh_on=$(awk '$2 == "bh-on" { print $1 }' "$TMP/gro_ctx")
+		((${bh_on:-0} == 0))
+		check_err $? "gro_cells_receive entered $bh_on times with bottom halves enabled ($ctx)"
+	fi
+	kill "$pid"
+	wait "$pid"
+	read -r n _ <"$out" 2>/dev/null
+	b nft delete table inet stt_queue
+	((${n:-0} > 100))
+	check_err $? "only ${n:-no} packets went through the queue"
+	bad=$(dmesg | tail -n +$((d0 + 1)) |
+	      grep -E 'softirq work is pending|NOHZ|smp_processor_id|BUG:|WARNING:' |
+	      head -3)
+	[[ -z "$bad" ]]
+	check_err $? "kernel log: $bad"
+	log_test "NFQUEUE on INPUT, verdicts from userspace: transfer over stt0" \
+		 "${n:-0} packets queued and accepted; gro_cells_receive contexts: ${ctx:-not traced}"
 }
 
 # ---- frag_list packets into stt0 ---------------------------------------------
