@@ -417,6 +417,20 @@ drop:
 	kfree_skb(skb);
 }
 
+/* The hooks run in softirq context, except after an NFQUEUE verdict:
+ * nf_reinject() runs the remaining hooks from the verdict's sendmsg(), in
+ * process context with bottom halves enabled, and receive assumes softirq
+ * (gro_cells' per-CPU queue and its NAPI poll, per-CPU statistics).
+ * Nested in softirq context, local_bh_disable() costs next to nothing.
+ */
+static void stt_rcv_segment_bh(struct stt_net *sn, struct sk_buff *skb,
+			       bool ipv6)
+{
+	local_bh_disable();
+	stt_rcv_segment(sn, skb, ipv6);
+	local_bh_enable();
+}
+
 /* An outer packet to our port that is no STT segment we accept: count it
  * as a segment and as @why, and keep it from TCP.
  */
@@ -454,7 +468,7 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 	}
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
-	stt_rcv_segment(sn, skb, false);
+	stt_rcv_segment_bh(sn, skb, false);
 	return NF_STOLEN;
 }
 
@@ -529,7 +543,7 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 	skb_postpull_rcsum(skb, skb->data, thoff);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
-	stt_rcv_segment(sn, skb, true);
+	stt_rcv_segment_bh(sn, skb, true);
 	return NF_STOLEN;
 }
 #endif
