@@ -78,7 +78,7 @@ transfer()
 		>"$TMP/srv" 2>&1) &
 	local spid=$!
 
-	busywait 20000 listening "$port" || { kill "$spid"; return 1; }
+	busywait 60000 listening "$port" || { kill "$spid"; return 1; }
 	out_a=$(a timeout 200 python3 "$CRAFT" push 192.168.0.2 "$port" \
 		4000000 2>&1)
 	wait "$spid"

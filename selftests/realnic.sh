@@ -102,7 +102,8 @@ transfer()
 		>"$TMP/srv" 2>&1 &
 	local spid=$!
 
-	if ! busywait 20000 listening "$to" "$port"; then
+	# Python starts slowly in a loaded TCG guest.
+	if ! busywait 60000 listening "$to" "$port"; then
 		XFER_INFO="no server"
 		kill "$spid"
 		return 1
@@ -198,7 +199,9 @@ csum_complete()
 	segs1=$(counter "$NS_B" "$dev" ns_rx_segments)
 	a ethtool -K vA tso on >/dev/null
 
-	((c1 - c0 >= segs1 - segs0 && segs1 - segs0 > 1000))
+	# (Not exactly one each: the counts are read at slightly different
+	# times while ARP, ND and ACKs come and go.)
+	((100 * (c1 - c0) >= 99 * (segs1 - segs0) && segs1 - segs0 > 1000))
 	check_err $? "$((c1 - c0)) packets made CHECKSUM_COMPLETE for $((segs1 - segs0)) STT segments"
 	((f1 == f0))
 	check_err $? "$((f1 - f0)) 'hw csum failure' reports"
