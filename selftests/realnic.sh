@@ -139,6 +139,7 @@ kprobe_setup()
 
 kprobe_hits()
 {
+	[[ -n "$KPROBE" ]] || return 0
 	awk '$1 == "stt_realnic/csum_sw" || $1 == "csum_sw" { print $2 }' \
 		"$TRACEFS/kprobe_profile"
 }
