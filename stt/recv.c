@@ -271,7 +271,10 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 	if (gso && skb_has_frag_list(skb)) {
 		err = stt_fraglist_fit(skb);
 		if (err < 0) {
-			why = STT_NS_DROP_NOMEM;
+			/* -E2BIG: more pieces than a skb takes (a sender
+			 * that cut its frame into tiny segments)
+			 */
+			why = stt_errno_reason(err);
 			goto drop;
 		}
 		if (err == 1)
