@@ -92,11 +92,12 @@ listening()
 	ip netns exec "$1" ss -ltnH "sport = :$2" | grep -q .
 }
 
-# transfer FROM_NS TO_NS ADDR: XFER_BYTES over TCP, sha256 compared.
-# XFER_INFO says what happened.
+# transfer FROM_NS TO_NS ADDR [BYTES]: BYTES (default XFER_BYTES) over
+# TCP, sha256 compared. XFER_INFO says what happened.
 transfer()
 {
-	local from=$1 to=$2 addr=$3 port=$((5000 + RANDOM % 1000)) out_s out_c
+	local from=$1 to=$2 addr=$3 bytes=${4:-$XFER_BYTES}
+	local port=$((5000 + RANDOM % 1000)) out_s out_c
 
 	ip netns exec "$to" python3 "$CRAFT" serve "$addr" "$port" \
 		>"$TMP/srv" 2>&1 &
@@ -108,8 +109,8 @@ transfer()
 		kill "$spid"
 		return 1
 	fi
-	out_c=$(ip netns exec "$from" timeout 200 python3 "$CRAFT" push \
-		"$addr" "$port" "$XFER_BYTES" 2>&1)
+	out_c=$(ip netns exec "$from" timeout 600 python3 "$CRAFT" push \
+		"$addr" "$port" "$bytes" 2>&1)
 	wait "$spid"
 	out_s=$(cat "$TMP/srv")
 	XFER_INFO="sent '${out_c//$'\n'/ }', received '${out_s//$'\n'/ }'"
@@ -304,7 +305,8 @@ nfqueue_process_context()
 		log_info "no kprobe events: the context of gro_cells_receive is not traced"
 	fi
 
-	transfer "$NS_A" "$NS_B" 192.168.0.2
+	# Every segment goes to userspace and back: a smaller transfer.
+	transfer "$NS_A" "$NS_B" 192.168.0.2 $((XFER_BYTES / 4))
 	check_err $? "transfer through NFQUEUE failed: $XFER_INFO"
 
 	if [[ -n "$KPROBE" ]]; then
