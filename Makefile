@@ -45,6 +45,9 @@ module:
 	[ "$$ovs" != none ] || ovs=; \
 	echo "flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) STT_OVS_SRC=$$ovs modules"; \
 	flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) STT_OVS_SRC=$$ovs modules
+	@# The selftests' own helpers (not in a DKMS or install copy).
+	if [ -f selftests/helpers/Makefile ]; then \
+		$(MAKE) -C selftests/helpers KDIR=$(KDIR); fi
 
 plugin:
 	$(MAKE) -C tools/iproute2
@@ -102,4 +105,5 @@ dkms-uninstall:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-[ ! -f selftests/helpers/Makefile ] || $(MAKE) -C selftests/helpers KDIR=$(KDIR) clean
 	$(MAKE) -C tools/iproute2 clean

@@ -121,7 +121,8 @@ check_counters()
 	done
 	for k in "${!C1[@]}"; do
 		case $k in
-		ns_reasm_mem_bytes | ns_reasm_mem_limit | ns_reasm_pending_frames)
+		ns_reasm_mem_bytes | ns_reasm_mem_limit | ns_reasm_pending_frames | \
+		ns_reasm_chain_max)
 			continue ;;
 		ns_* | rx_frames_* | rx_reassembled_segments) ;;
 		*) continue ;;

@@ -17,6 +17,10 @@
 #   | vA 10.0.0.1/24 -------------+-----+-- vB 10.0.0.2/24            |
 #   +-----------------------------+     +-----------------------------+
 #
+# A device may live in another namespace than its underlay (ip link set
+# ... netns): deleting the underlay's namespace deletes the device too, and
+# frees everything it held (make check-debug's kmemleak scan checks that).
+#
 # Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/lifecycle.sh
 # CYCLES: create/delete cycles (default 1000); CONC: cycles per concurrent
 # process (default 300).
@@ -28,6 +32,7 @@ ALL_TESTS="
 	del_device_under_traffic
 	del_underlay_under_traffic
 	del_netns_under_traffic
+	del_underlay_netns_device_elsewhere
 	rmmod_under_traffic
 	change_attrs_under_traffic
 	create_delete_cycles
@@ -178,6 +183,43 @@ del_netns_under_traffic()
 	tunnel_ok
 	check_err $? "tunnel dead after rebuilding the namespace"
 	log_test "delete the receiver's namespace under traffic"
+}
+
+# The underlay namespace U goes while its devices live in D: point to
+# point (IPv4, IPv6) and external, some up. They must vanish from D and
+# leave nothing behind: before the fix each leaked its configuration (an
+# unreferenced object in make check-debug's kmemleak scan).
+del_underlay_netns_device_elsewhere()
+{
+	local round left ns_u ns_d
+
+	RET=0
+	for round in 1 2 3; do
+		setup_ns NS_U NS_D
+		ns_u=$NS_U
+		ns_d=$NS_D
+		{
+			echo "link add u$round type stt remote 10.9.0.2 key $round"
+			echo "link add u6$round type stt remote fd09::2 key $round"
+			echo "link add ux$round type stt external dstport 7472"
+			for d in u$round u6$round ux$round; do
+				echo "link set $d netns $ns_d"
+			done
+		} | ip -n "$ns_u" -b -
+		check_err $? "round $round: cannot create the devices in U and move them to D"
+		ip -n "$ns_d" link set "u$round" up
+		ip -n "$ns_d" link set "ux$round" up
+		left=$(stt_devices "$ns_d" | wc -l)
+		((left == 3))
+		check_err $? "round $round: $left STT devices in D, want 3"
+
+		cleanup_ns "$ns_u"
+		BUSYWAIT_SLEEP=0.2 busywait 20000 \
+			eval '[[ -z "$(stt_devices "$ns_d")" ]]'
+		check_err $? "round $round: devices left in D after U was deleted: $(stt_devices "$ns_d" | tr '\n' ' ')"
+		cleanup_ns "$ns_d"
+	done
+	log_test "delete the underlay's namespace, devices living elsewhere"
 }
 
 rmmod_under_traffic()

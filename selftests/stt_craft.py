@@ -527,6 +527,30 @@ def c_fuzz(c, n):
     return pkts, n
 
 
+def c_mss_tiny(c, n):
+    """inner TCP (198.51.100.1 -> 203.0.113.2, 1000 bytes) with checksum
+    partial and MSS 1..47: the receiver raises it (rx_mss_clamped)"""
+    pkts = []
+    for i in range(n):
+        payload = bytes(1000)
+        src, dst = bytes([198, 51, 100, 1]), bytes([203, 0, 113, 2])
+        tl = 20 + len(payload)
+        ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + tl, i & 0xffff,
+                         0x4000, 64, 6, 0, src, dst)
+        ip = ip[:10] + struct.pack('!H', fold(csum(ip))) + ip[12:]
+        # checksum partial: the field holds the pseudo-header sum, as
+        # the sender's stack leaves it for TSO
+        ph = fold(csum(src + dst + struct.pack('!xBH', 6, tl)))
+        th = struct.pack('!HHIIBBHHH', 9, 9, 1 + i * 1000, 1, 5 << 4,
+                         TH_ACK | TH_PSH, 0xffff, ~ph & 0xffff, 0)
+        eth = b'\x02\x00\x00\x00\xee\x02' + b'\x02\x00\x00\x00\xee\x01' + \
+            struct.pack('!H', ETH_P_IP)
+        f = c.frame(eth + ip + th + payload,
+                    flags=F_PARTIAL | F_IPV4 | F_TCP, l4=34, mss=1 + i % 47)
+        pkts.append(c.whole4(f))
+    return pkts, n
+
+
 CLASSES = {k[2:]: v for k, v in globals().items() if k.startswith('c_')}
 
 

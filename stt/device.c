@@ -24,10 +24,12 @@ static const char stt_dev_stat_names[STT_DEV_STAT_MAX][ETH_GSTRING_LEN] = {
 	[STT_DEV_RX_GSO]		= "rx_frames_gso",
 	[STT_DEV_RX_FRAGLIST_FIXUP]	= "rx_fraglist_reshaped",
 	[STT_DEV_RX_LINEARIZED]		= "rx_linearized",
+	[STT_DEV_RX_MSS_CLAMPED]	= "rx_mss_clamped",
 	[STT_DEV_TX_FRAMES]		= "tx_frames",
 	[STT_DEV_TX_GSO]		= "tx_frames_gso",
 	[STT_DEV_TX_SW_SEGMENTED]	= "tx_sw_segmented",
 	[STT_DEV_TX_CSUM_HELP]		= "tx_sw_checksummed",
+	[STT_DEV_TX_FRAGLIST_UNFIT]	= "tx_fraglist_unfit",
 	[STT_DEV_TX_LOOP]		= "tx_drop_loop",
 	[STT_DEV_TX_NO_ROUTE]		= "tx_drop_no_route",
 	[STT_DEV_TX_NO_MD]		= "tx_drop_no_metadata",
@@ -70,6 +72,7 @@ static const char stt_gauge_names[][ETH_GSTRING_LEN] = {
 	"ns_reasm_mem_bytes",
 	"ns_reasm_mem_limit",
 	"ns_reasm_pending_frames",
+	"ns_reasm_chain_max",
 };
 
 #define STT_N_STATS (STT_DEV_STAT_MAX + STT_NS_STAT_MAX + \
@@ -206,6 +209,7 @@ static void stt_get_ethtool_stats(struct net_device *dev,
 	data[0] = atomic_long_read(&sn->reasm.mem);
 	data[1] = READ_ONCE(stt_reasm_max_mem);
 	data[2] = READ_ONCE(sn->reasm.nqueues);
+	data[3] = READ_ONCE(sn->reasm.chain_max);
 }
 
 static const struct ethtool_ops stt_ethtool_ops = {
@@ -222,7 +226,8 @@ static const struct device_type stt_type = {
 
 /* Inner packets keep their offloads: STT carries checksum-partial and MSS
  * to the far end, so the stack may hand us 64 KB TSO packets of any
- * checksum kind.  What the header cannot describe is resolved in xmit.c.
+ * checksum kind.  What the header cannot describe is resolved in xmit.c,
+ * and so are frag_lists the underlay could not cut (stt_features_check).
  */
 #define STT_FEATURES (NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_FRAGLIST | \
 		      NETIF_F_RXCSUM | NETIF_F_GSO_SOFTWARE | \

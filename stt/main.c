@@ -74,7 +74,12 @@ err_stats:
 	return err;
 }
 
-/* Devices whose underlay is this namespace go with it, wherever they live. */
+/* Devices whose underlay is this namespace go with it, wherever they live.
+ * Through stt_dellink(), as for any other deletion: it unhooks the device
+ * from its port and frees its configuration, which ndo_uninit does not.
+ * (The core has already deleted the devices living in the namespace;
+ * the first loop only catches what it may leave.)
+ */
 static void stt_destroy_tunnels(struct net *net, struct list_head *head)
 {
 	struct stt_net *sn = stt_pernet(net);
@@ -83,11 +88,11 @@ static void stt_destroy_tunnels(struct net *net, struct list_head *head)
 
 	for_each_netdev_safe(net, dev, aux)
 		if (dev->rtnl_link_ops == &stt_link_ops)
-			unregister_netdevice_queue(dev, head);
+			stt_dellink(dev, head);
 
 	list_for_each_entry_safe(stt, next, &sn->dev_list, next)
 		if (!net_eq(dev_net(stt->dev), net))
-			unregister_netdevice_queue(stt->dev, head);
+			stt_dellink(stt->dev, head);
 }
 
 static void __net_exit stt_net_exit_batch(struct list_head *net_list)
@@ -134,6 +139,7 @@ static int __init stt_init_module(void)
 {
 	int err;
 
+	stt_xmit_init();
 	err = register_pernet_subsys(&stt_net_ops);
 	if (err)
 		return err;

@@ -12,6 +12,7 @@
  */
 
 #include <linux/jhash.h>
+#include <linux/random.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/ip.h>
@@ -68,9 +69,15 @@ static void stt_frag_key_init(const struct sk_buff *skb,
 	k->dport = STT_SEG_CB(skb)->dport;
 }
 
-static u32 stt_frag_hash(const struct stt_frag_key *k)
+/* Keyed by a random per-namespace seed: the key is the sender's choice
+ * (addresses, ports, frame ID), and with a known seed an off-path sender
+ * can pile frames into one bucket that every lookup then walks under the
+ * lock.
+ */
+static u32 stt_frag_hash(const struct stt_reasm *r,
+			 const struct stt_frag_key *k)
 {
-	return jhash2((const u32 *)k, sizeof(*k) / sizeof(u32), 0) &
+	return jhash2((const u32 *)k, sizeof(*k) / sizeof(u32), r->hash_rnd) &
 	       (STT_REASM_HASH_SIZE - 1);
 }
 
@@ -132,15 +139,25 @@ static void stt_reasm_expire(struct work_struct *work)
 	stt_free_list(free);
 }
 
+/* Lock held.  Keeps the longest walk seen: what a crafted flood of
+ * colliding keys would cost every lookup (ns_reasm_chain_max).
+ */
 static struct stt_frag_queue *stt_fq_find(struct stt_reasm *r, u32 h,
 					  const struct stt_frag_key *k)
 {
-	struct stt_frag_queue *fq;
+	struct stt_frag_queue *fq, *found = NULL;
+	unsigned int walked = 0;
 
-	hlist_for_each_entry(fq, &r->hash[h], hnode)
-		if (!memcmp(&fq->key, k, sizeof(*k)))
-			return fq;
-	return NULL;
+	hlist_for_each_entry(fq, &r->hash[h], hnode) {
+		walked++;
+		if (!memcmp(&fq->key, k, sizeof(*k))) {
+			found = fq;
+			break;
+		}
+	}
+	if (walked > r->chain_max)
+		WRITE_ONCE(r->chain_max, walked);
+	return found;
 }
 
 /* Chain the sorted segments of a complete frame into one skb. */
@@ -227,7 +244,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	u32 h;
 
 	stt_frag_key_init(skb, &k);
-	h = stt_frag_hash(&k);
+	h = stt_frag_hash(r, &k);
 	/* Segments hold their outer headers until the frame is built, but
 	 * nothing that pins other state: a socket, a route, or the outer
 	 * conntrack entry conntrack made before the hook stole the segment.
@@ -372,6 +389,7 @@ int stt_reasm_init(struct stt_net *sn)
 		return -ENOMEM;
 	for (i = 0; i < STT_REASM_HASH_SIZE; i++)
 		INIT_HLIST_HEAD(&r->hash[i]);
+	r->hash_rnd = get_random_u32();
 	spin_lock_init(&r->lock);
 	INIT_LIST_HEAD(&r->lru);
 	atomic_long_set(&r->mem, 0);

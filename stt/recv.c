@@ -33,6 +33,9 @@
 
 #include "stt.h"
 
+/* Smallest inner gso_size a received frame gets: see stt_apply_offloads. */
+#define STT_MIN_RX_MSS		TCP_MIN_SND_MSS
+
 /* Outer header facts, read before the outer headers are discarded. */
 struct stt_outer {
 	bool		ipv6;
@@ -94,23 +97,27 @@ static struct stt_dev *stt_find_dev(struct stt_port *sp, __be64 key,
 	return rcu_dereference(sp->md_dev);
 }
 
-/* The ethertype the inner frame carries, looking through one in-band tag
- * (an 802.1ad tag cannot travel in the STT header).
+/* The ethertype the inner frame carries, looking through its in-band tags
+ * as the sender's vlan_get_protocol() did when it described the offloads:
+ * a QinQ frame keeps both tags in-band (the STT header carries one 802.1Q
+ * tag, never an 802.1ad one), so its L3 header is two tags in.  At most
+ * VLAN_MAX_DEPTH tags, like the sender.
  */
 static __be16 stt_inner_proto(struct sk_buff *skb, unsigned int *l3off)
 {
-	struct ethhdr *eth = (struct ethhdr *)skb->data;
-	__be16 proto = eth->h_proto;
+	__be16 proto = ((struct ethhdr *)skb->data)->h_proto;
+	unsigned int depth = 0;
 
 	*l3off = ETH_HLEN;
-	if (eth_type_vlan(proto)) {
+	while (eth_type_vlan(proto)) {
 		struct vlan_hdr *vh;
 
-		if (!pskb_may_pull(skb, VLAN_ETH_HLEN))
+		if (++depth > VLAN_MAX_DEPTH ||
+		    !pskb_may_pull(skb, *l3off + VLAN_HLEN))
 			return 0;
-		vh = (struct vlan_hdr *)(skb->data + ETH_HLEN);
+		vh = (struct vlan_hdr *)(skb->data + *l3off);
 		proto = vh->h_vlan_encapsulated_proto;
-		*l3off = VLAN_ETH_HLEN;
+		*l3off += VLAN_HLEN;
 	}
 	return proto;
 }
@@ -118,8 +125,8 @@ static __be16 stt_inner_proto(struct sk_buff *skb, unsigned int *l3off)
 /* Check the offload description against the frame it describes and apply
  * it to @skb (data at the inner Ethernet header).
  */
-static int stt_apply_offloads(struct sk_buff *skb, const struct stthdr *sh,
-			      bool *gso)
+static int stt_apply_offloads(struct stt_dev *stt, struct sk_buff *skb,
+			      const struct stthdr *sh, bool *gso)
 {
 	unsigned int l4 = sh->l4_offset, l3off, l4min, csum_off, hlen;
 	u16 mss = ntohs(sh->mss);
@@ -169,6 +176,16 @@ static int stt_apply_offloads(struct sk_buff *skb, const struct stthdr *sh,
 		    !pskb_may_pull(skb, l4 + thlen))
 			return -EINVAL;
 		hlen = l4 + thlen;
+		/* The sender controls the MSS: one 64 KB frame with MSS 1
+		 * would become 65,000 segments wherever the stack segments
+		 * it (forwarding, a NIC).  Nothing Linux TCP sends is below
+		 * TCP_MIN_SND_MSS, the floor it set itself for the same
+		 * reason (CVE-2019-11477).
+		 */
+		if (mss < STT_MIN_RX_MSS) {
+			mss = STT_MIN_RX_MSS;
+			stt_dev_inc(stt, STT_DEV_RX_MSS_CLAMPED);
+		}
 		if (skb->len - hlen > mss) {
 			skb_shinfo(skb)->gso_size = mss;
 			skb_shinfo(skb)->gso_type = SKB_GSO_DODGY |
@@ -250,7 +267,7 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 
 	__skb_pull(skb, STT_HLEN);
 	skb_reset_mac_header(skb);
-	err = stt_apply_offloads(skb, &sh, &gso);
+	err = stt_apply_offloads(stt, skb, &sh, &gso);
 	if (err) {
 		why = stt_errno_reason(err);
 		goto drop;
@@ -258,7 +275,10 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 	if (gso && skb_has_frag_list(skb)) {
 		err = stt_fraglist_fit(skb);
 		if (err < 0) {
-			why = STT_NS_DROP_NOMEM;
+			/* -E2BIG: more pieces than a skb takes (a sender
+			 * that cut its frame into tiny segments)
+			 */
+			why = stt_errno_reason(err);
 			goto drop;
 		}
 		if (err == 1)
@@ -404,6 +424,20 @@ drop:
 	kfree_skb(skb);
 }
 
+/* The hooks run in softirq context, except after an NFQUEUE verdict:
+ * nf_reinject() runs the remaining hooks from the verdict's sendmsg(), in
+ * process context with bottom halves enabled, and receive assumes softirq
+ * (gro_cells' per-CPU queue and its NAPI poll, per-CPU statistics).
+ * Nested in softirq context, local_bh_disable() costs next to nothing.
+ */
+static void stt_rcv_segment_bh(struct stt_net *sn, struct sk_buff *skb,
+			       bool ipv6)
+{
+	local_bh_disable();
+	stt_rcv_segment(sn, skb, ipv6);
+	local_bh_enable();
+}
+
 /* An outer packet to our port that is no STT segment we accept: count it
  * as a segment and as @why, and keep it from TCP.
  */
@@ -451,7 +485,7 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 		return stt_hook_drop(sn, skb, STT_NS_DROP_POLICY);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
-	stt_rcv_segment(sn, skb, false);
+	stt_rcv_segment_bh(sn, skb, false);
 	return NF_STOLEN;
 }
 
@@ -525,9 +559,14 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 	if (!xfrm6_policy_check(NULL, XFRM_POLICY_IN, skb))
 		return stt_hook_drop(sn, skb, STT_NS_DROP_POLICY);
 
+	/* A CHECKSUM_COMPLETE sum covers the IPv6 header too; IPv6 takes
+	 * it out only on delivery, after this hook.  (IPv4 need not: a
+	 * valid IPv4 header sums to zero.)
+	 */
+	skb_postpull_rcsum(skb, skb->data, thoff);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
-	stt_rcv_segment(sn, skb, true);
+	stt_rcv_segment_bh(sn, skb, true);
 	return NF_STOLEN;
 }
 #endif

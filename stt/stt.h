@@ -74,10 +74,12 @@ enum stt_dev_stat {
 	STT_DEV_RX_GSO,		/* frames delivered as inner GSO packets */
 	STT_DEV_RX_FRAGLIST_FIXUP, /* frag_list reshaped to fit inner MSS */
 	STT_DEV_RX_LINEARIZED,	/* ... or, failing that, linearized */
+	STT_DEV_RX_MSS_CLAMPED,	/* inner MSS below the floor, raised */
 	STT_DEV_TX_FRAMES,	/* STT frames sent */
 	STT_DEV_TX_GSO,		/* ... of which carried an inner GSO packet */
 	STT_DEV_TX_SW_SEGMENTED, /* inner packets segmented in software */
 	STT_DEV_TX_CSUM_HELP,	/* inner checksums completed in software */
+	STT_DEV_TX_FRAGLIST_UNFIT, /* frag_list resolved by the core first */
 	STT_DEV_TX_LOOP,	/* route pointed back at the device */
 	STT_DEV_TX_NO_ROUTE,	/* no route to the remote */
 	STT_DEV_TX_NO_MD,	/* external mode without tunnel metadata */
@@ -135,9 +137,11 @@ struct stt_port {
 struct stt_reasm {
 	spinlock_t		lock;	/* hash, lru, nqueues, dead */
 	struct hlist_head	*hash;	/* STT_REASM_HASH_SIZE buckets */
+	u32			hash_rnd;	/* jhash seed, random */
 	struct list_head	lru;	/* oldest first */
 	atomic_long_t		mem;	/* truesize held, bytes */
 	unsigned int		nqueues;
+	unsigned int		chain_max;	/* longest hash chain walked */
 	struct delayed_work	expire_work;
 	bool			dead;	/* namespace exiting */
 };
@@ -217,6 +221,7 @@ int stt_netlink_init(void);
 void stt_netlink_exit(void);
 
 /* xmit.c */
+void stt_xmit_init(void);
 netdev_tx_t stt_xmit(struct sk_buff *skb, struct net_device *dev);
 netdev_features_t stt_features_check(struct sk_buff *skb,
 				     struct net_device *dev,

@@ -10,7 +10,9 @@
 
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
+#include <linux/log2.h>
 #include <linux/percpu.h>
+#include <linux/random.h>
 #include <net/dst_metadata.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
@@ -26,17 +28,30 @@
 
 #include "stt.h"
 
-/* Frame IDs only need to differ between frames in flight on one tunnel;
- * a per-CPU counter with the CPU in the low bits is unique per sender
- * without a shared atomic.
+/* Frame IDs only need to differ between frames in flight on one tunnel.
+ * Each CPU counts on its own (no shared atomic) from a random start drawn
+ * at module load, so after a restart the IDs are not those of frames a
+ * receiver may still hold from before.  The CPU number fills the low
+ * bits, as many as nr_cpu_ids needs, so no two CPUs send the same ID;
+ * the counter has the other 32 - order_base_2(nr_cpu_ids) bits.
  */
 static DEFINE_PER_CPU(u32, stt_frame_seq);
+static unsigned int stt_frame_cpu_bits __read_mostly;
+
+void stt_xmit_init(void)
+{
+	int cpu;
+
+	stt_frame_cpu_bits = order_base_2(nr_cpu_ids);
+	for_each_possible_cpu(cpu)
+		per_cpu(stt_frame_seq, cpu) = get_random_u32();
+}
 
 static __be32 stt_next_frame_id(void)
 {
 	u32 seq = this_cpu_inc_return(stt_frame_seq);
 
-	return htonl((seq << 8) | (smp_processor_id() & 0xff));
+	return htonl((seq << stt_frame_cpu_bits) | smp_processor_id());
 }
 
 /* What the receiver needs to rebuild the inner packet's offload state. */
@@ -91,6 +106,25 @@ static bool stt_gso_describable(struct sk_buff *skb)
 	return skb->len <= STT_MAX_INNER_LEN;
 }
 
+/* Can the underlay cut @skb at any MSS, frag_list and all?  The outer
+ * packet is segmented at the underlay's MSS, on which GRO's frag_list
+ * members do not end, and in software (no NIC takes frag_lists).
+ * skb_segment() splits page fragments anywhere, but takes a member with
+ * linear data as one piece and BUG()s where that does not fit (kmalloc'ed
+ * heads, as from a sender without scatter-gather).  Members with page
+ * fragments only, which GRO builds from SG senders, are fine.
+ */
+static bool stt_fraglist_cuttable(const struct sk_buff *skb)
+{
+	const struct sk_buff *m;
+
+	skb_walk_frags(skb, m)
+		if (skb_headlen(m) || !skb_shinfo(m)->nr_frags ||
+		    skb_has_frag_list(m))
+			return false;
+	return true;
+}
+
 /* Called by the core before xmit: strip what the STT header cannot carry
  * so that validate_xmit_skb() segments or checksums in software first.
  */
@@ -100,6 +134,14 @@ netdev_features_t stt_features_check(struct sk_buff *skb,
 {
 	struct stt_dev *stt = netdev_priv(dev);
 
+	/* Then the core segments it (GSO: into GSO packets where the
+	 * members allow) or linearizes it: the inner packet stays whole
+	 * only where the outer one can be cut.
+	 */
+	if (skb_has_frag_list(skb) && !stt_fraglist_cuttable(skb)) {
+		stt_dev_inc(stt, STT_DEV_TX_FRAGLIST_UNFIT);
+		features &= ~NETIF_F_FRAGLIST;
+	}
 	if (!stt_csum_describable(skb)) {
 		stt_dev_inc(stt, skb_is_gso(skb) ? STT_DEV_TX_SW_SEGMENTED :
 						   STT_DEV_TX_CSUM_HELP);
@@ -596,6 +638,11 @@ netdev_tx_t stt_xmit(struct sk_buff *skb, struct net_device *dev)
 	 */
 	if (unlikely(!stt_csum_describable(skb) && skb_checksum_help(skb)))
 		goto drop;
+	if (unlikely(skb_has_frag_list(skb) && !stt_fraglist_cuttable(skb) &&
+		     (skb_is_gso(skb) || __skb_linearize(skb)))) {
+		stt_dev_inc(stt, STT_DEV_TX_FRAGLIST_UNFIT);
+		goto drop;
+	}
 	if (unlikely(skb->len + STT_HLEN > STT_MAX_INNER_LEN + STT_HLEN ||
 		     (skb_is_gso(skb) && !stt_gso_describable(skb)))) {
 		stt_dev_inc(stt, STT_DEV_TX_TOO_BIG);

@@ -1,0 +1,238 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2317 # tests are called through ALL_TESTS
+#
+# Bounds an STT sender controls, and frame IDs:
+#
+# - frame IDs: every CPU starts at a random value on every module load
+#   (as at boot), so IDs do not repeat after a restart; IDs of different
+#   CPUs never collide (pings pinned to each CPU, IDs read on the wire);
+# - inner MSS: a frame whose STT header says MSS 1..47 becomes a GSO
+#   packet of at least TCP_MIN_SND_MSS (48) bytes per segment: forwarded
+#   by the receiver to a third host over a veth without TSO, 1000 bytes
+#   of payload arrive in 21 segments, not up to 1000 (rx_mss_clamped);
+# - reassembly hash: incomplete frames whose keys all share one bucket
+#   under a known seed (helpers/stt_send collide, jhash2 seed 0) must
+#   spread over the table: the longest chain walked (ns_reasm_chain_max)
+#   stays short.
+#
+#   +---- $NS_A -----------------+     +---- $NS_B -------------+     +-- $NS_C ------+
+#   | stt0 192.168.0.1 (key 1)   |     | stt0 192.168.0.2       |     |               |
+#   | stt_craft.py / stt_send    |     |   02:00:00:00:ee:02    |     |               |
+#   | vA 10.0.0.1 ---------------+-----+-- vB 10.0.0.2          |     |               |
+#   +----------------------------+     | vBC 203.0.113.1 -------+-----+- vC .2        |
+#                                      +------------------------+     +---------------+
+#
+# Run in the VM:  scripts/vm-run -- selftests/run.sh bounds.sh
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ALL_TESTS="
+	frame_ids
+	mss_floor
+	reasm_hash_collisions
+"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+CRAFT=$HERE/stt_craft.py
+SEND=$HERE/helpers/stt_send
+PARAMS=/sys/module/stt/parameters
+B_STT_MAC=02:00:00:00:ee:02
+TMP=$(mktemp -d)
+ORIG_MAX_MEM=
+ORIG_TIMEOUT=
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+c() { ip netns exec "$NS_C" "$@"; }
+
+cleanup()
+{
+	[[ -n "$ORIG_MAX_MEM" ]] && echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
+	[[ -n "$ORIG_TIMEOUT" ]] && echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	rm -rf "$TMP"
+}
+
+tunnels()
+{
+	stt_pair_tunnel "$NS_A" 192.168.0.1 10.0.0.2 &&
+		stt_pair_tunnel "$NS_B" 192.168.0.2 10.0.0.1 address $B_STT_MAC
+}
+
+setup()
+{
+	setup_ns NS_A NS_B NS_C && stt_pair_underlay && tunnels || return 1
+	B_MAC=$(b cat /sys/class/net/vB/address)
+	ip link add vBC netns "$NS_B" type veth peer name vC netns "$NS_C" ||
+		return 1
+	b ip addr add 203.0.113.1/24 dev vBC
+	c ip addr add 203.0.113.2/24 dev vC
+	b ip link set vBC up
+	c ip link set vC up
+	b sysctl -qw net.ipv4.ip_forward=1
+	b sysctl -qw net.ipv4.conf.all.rp_filter=0
+	b sysctl -qw net.ipv4.conf.stt0.rp_filter=0
+	ORIG_MAX_MEM=$(cat $PARAMS/reasm_max_mem)
+	ORIG_TIMEOUT=$(cat $PARAMS/reasm_timeout_ms)
+	busywait 10000 a ping -c1 -W1 192.168.0.2 >/dev/null
+}
+
+stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
+
+# ---- frame IDs ---------------------------------------------------------------
+
+# frame_ids_sample OUT: pings pinned to each CPU, OUT gets "cpu id" lines
+# (frame IDs of the STT frames from A, read from the ACK field on vB).
+frame_ids_sample()
+{
+	local out=$1 cpu n=$(nproc) pid
+
+	a ip neigh replace 192.168.0.2 lladdr $B_STT_MAC nud permanent dev stt0
+	: >"$out"
+	for ((cpu = 0; cpu < n; cpu++)); do
+		b tcpdump -i vB -n -S -l -c 3 \
+			"src host 10.0.0.1 and tcp dst port 7471" \
+			>"$TMP/td" 2>"$TMP/td.err" &
+		pid=$!
+		busywait 10000 grep -q 'listening on' "$TMP/td.err" ||
+			return 1
+		a taskset -c "$cpu" ping -q -c 3 -i 0.2 192.168.0.2 >/dev/null
+		timeout 10 tail --pid=$pid -f /dev/null
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		grep -o 'ack [0-9]*' "$TMP/td" | awk -v c="$cpu" '{ print c, $2 }' \
+			>>"$out"
+	done
+}
+
+frame_ids()
+{
+	local l1 l2 n dup common cross
+
+	RET=0
+	if [[ -z "$(stt_ko)" ]]; then
+		log_skip "frame IDs" "no stt.ko to load again"
+		return
+	fi
+	if ! command -v tcpdump >/dev/null; then
+		log_skip "frame IDs" "no tcpdump"
+		return
+	fi
+	for l in 1 2; do
+		stt_reload && tunnels
+		check_err $? "reload $l: cannot load stt or recreate the tunnel"
+		frame_ids_sample "$TMP/ids$l"
+		check_err $? "reload $l: tcpdump did not start"
+	done
+	l1=$(awk '{ print $2 }' "$TMP/ids1" | sort)
+	l2=$(awk '{ print $2 }' "$TMP/ids2" | sort)
+	n=$(wc -l <"$TMP/ids1")
+	((n >= 3 * $(nproc)))
+	check_err $? "only $n frame IDs seen after the first load"
+	dup=$(cat "$TMP/ids1" "$TMP/ids2" | awk '{ print $2 }' | sort | uniq -d |
+	      head -5 | tr '\n' ' ')
+	common=$(comm -12 <(echo "$l1" | sort -u) <(echo "$l2" | sort -u) |
+		 wc -l)
+	((common == 0))
+	check_err $? "$common frame IDs repeat after a module reload: $dup"
+	# One ID sent from two CPUs, in either load?
+	cross=$(cat "$TMP/ids1" "$TMP/ids2" | sort -u |
+		awk '{ print $2 }' | sort | uniq -d | wc -l)
+	((cross == 0))
+	check_err $? "$cross frame IDs sent from more than one CPU"
+	log_info "load 1: $(awk '{ printf "cpu%s:%08x ", $1, $2 }' "$TMP/ids1")"
+	log_info "load 2: $(awk '{ printf "cpu%s:%08x ", $1, $2 }' "$TMP/ids2")"
+	log_test "frame IDs: random per CPU and load, distinct across CPUs" \
+		 "$n IDs per load on $(nproc) CPUs"
+}
+
+# ---- MSS floor ---------------------------------------------------------------
+
+rx_packets_c()
+{
+	c cat /sys/class/net/vC/statistics/rx_packets
+}
+
+mss_floor()
+{
+	local n=20 r0 r1 m0 m1 want got
+
+	RET=0
+	# B segments what it forwards to C in software.
+	b ethtool -K vBC tso off >/dev/null
+	busywait 5000 b ping -c1 -W1 203.0.113.2 >/dev/null
+	check_err $? "B cannot reach C"
+	r0=$(rx_packets_c)
+	m0=$(stat_of rx_mss_clamped)
+	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count $n \
+		send mss_tiny 2>&1)
+	check_err $? "stt_craft.py send mss_tiny: $out"
+	# 1000 bytes in 48-byte segments: 21 packets each.
+	want=$((n * 21))
+	BUSYWAIT_SLEEP=0.2 busywait 10000 \
+		eval '(($(rx_packets_c) - r0 >= want))'
+	sleep 1
+	r1=$(rx_packets_c)
+	m1=$(stat_of rx_mss_clamped)
+	got=$((r1 - r0))
+	((got >= want && got <= want + 5))
+	check_err $? "C received $got packets for $n frames of 1000 bytes, want $want (21 each)"
+	((m1 - ${m0:-0} == n))
+	check_err $? "rx_mss_clamped +$((m1 - ${m0:-0})), want $n"
+	log_test "inner MSS 1..47 raised to 48 (forwarded in 21 segments, not 1000)" \
+		 "C received $got packets, rx_mss_clamped +$((m1 - ${m0:-0}))"
+}
+
+# ---- reassembly hash ---------------------------------------------------------
+
+reasm_hash_collisions()
+{
+	local n=3000 out chain pending
+
+	RET=0
+	if [[ ! -x "$SEND" ]]; then
+		log_skip "reassembly hash under colliding keys" "no $SEND (make module builds it)"
+		return
+	fi
+	# Hold every frame: room for all of them, no expiry meanwhile.
+	echo $((32 << 20)) >$PARAMS/reasm_max_mem
+	echo 120000 >$PARAMS/reasm_timeout_ms
+	out=$(a "$SEND" --dev vA --dst-mac "$B_MAC" collide $n 2>&1)
+	check_err $? "stt_send collide failed: $out"
+	# A debug kernel takes a while for 3000 segments.
+	BUSYWAIT_SLEEP=0.5 busywait 120000 \
+		eval '(($(stat_of ns_reasm_pending_frames) >= n * 9 / 10))'
+	pending=$(stat_of ns_reasm_pending_frames)
+	chain=$(stat_of ns_reasm_chain_max)
+	((pending >= n * 9 / 10))
+	check_err $? "only $pending of $n incomplete frames held"
+	# 3000 keys over 1024 buckets: a random seed gives chains of a
+	# dozen or so; a known one, one chain of 3000.
+	((chain <= 32))
+	check_err $? "longest hash chain walked: $chain (of $pending frames)"
+	# Each frame keeps its expiry time: evict them instead. With no
+	# memory allowed, one more segment pushes out every older frame.
+	echo 0 >$PARAMS/reasm_max_mem
+	a "$SEND" --dev vA --dst-mac "$B_MAC" collide 1 >/dev/null 2>&1
+	BUSYWAIT_SLEEP=0.5 busywait 30000 \
+		eval '(($(stat_of ns_reasm_pending_frames) == 0))'
+	check_err $? "frames still pending after eviction: $(stat_of ns_reasm_pending_frames)"
+	echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
+	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	log_test "reassembly hash: $n keys aimed at one bucket spread out" \
+		 "pending $pending, longest chain $chain"
+}
+
+require_root
+require_stt
+require_command ethtool
+require_command python3
+require_command taskset
+
+if ! setup; then
+	echo "SKIP: setup failed (stt devices or veth)"
+	exit $ksft_skip
+fi
+tests_run
+tests_exit

@@ -1,0 +1,417 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2317 # tests are called through ALL_TESTS
+#
+# Paths real NICs and real networks take and veth alone does not:
+#
+# - a NIC that hands packets up as CHECKSUM_COMPLETE (mlx5, sfc, nfp...),
+#   emulated on the receiver's veth by a test-only module
+#   (helpers/stt_csum_complete.ko): STT segments over IPv4 and IPv6 must
+#   validate from skb->csum, in O(1), without "hw csum failure" and
+#   without a software checksum pass (counted with a kprobe on
+#   __skb_checksum_complete where the kernel has kprobe events);
+# - QinQ: an 802.1Q VLAN on an 802.1ad VLAN on stt0 sends frames with two
+#   in-band tags and offloads (checksum partial, TSO): a checksummed
+#   transfer must arrive, nothing dropped as ns_drop_bad_offload;
+# - GRO-built frag_list packets routed into stt0: from a sender without
+#   scatter-gather (every GRO member a linear, kmalloc'ed skb) and from
+#   one with it, while the underlay cannot take frag_lists: the transfer
+#   must arrive and the kernel must not BUG in skb_segment().
+#
+#   +---- $NS_S -------+   +---- $NS_A (router) ---------+   +---- $NS_B ------------+
+#   | vS 10.50.0.1/24 -+---+ vR 10.50.0.2/24 (GRO on)    |   |                       |
+#   +------------------+   | stt0 192.168.0.1  (key 1) ---- IPv4 ---- stt0 192.168.0.2 |
+#                          | stt6 192.168.6.1  (key 6) ---- IPv6 ---- stt6 192.168.6.2 |
+#                          | vA 10.0.0.1 fd00::1 --------+---+ vB 10.0.0.2 fd00::2   |
+#                          +-----------------------------+   +-----------------------+
+#
+# Run in the VM:  scripts/vm-run -- selftests/run.sh realnic.sh
+# XFER_BYTES: bytes per transfer (default 4 MB).
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ALL_TESTS="
+	csum_complete_ipv4
+	csum_complete_ipv6
+	qinq_offloads
+	nfqueue_process_context
+	fraglist_forward_sg
+	fraglist_forward_linear
+"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+CRAFT=$HERE/stt_craft.py
+CSUM_KO=$HERE/helpers/stt_csum_complete.ko
+XFER_BYTES=${XFER_BYTES:-4000000}
+TRACEFS=/sys/kernel/tracing
+CC_STATS=/sys/kernel/debug/stt_csum_complete
+TMP=$(mktemp -d)
+KPROBE=
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+s() { ip netns exec "$NS_S" "$@"; }
+
+cleanup()
+{
+	if [[ -n "$KPROBE" ]]; then
+		echo 0 >"$TRACEFS/events/stt_realnic/enable" 2>/dev/null
+		echo "-:stt_realnic/csum_sw" >>"$TRACEFS/kprobe_events" 2>/dev/null
+		echo "-:stt_realnic/gro" >>"$TRACEFS/kprobe_events" 2>/dev/null
+	fi
+	[[ -d /sys/module/stt_csum_complete ]] && rmmod stt_csum_complete
+	rm -rf "$TMP"
+}
+
+setup()
+{
+	local ns h r
+
+	stt_pair_setup || return 1
+	for ns in "$NS_A 1 fd00::2" "$NS_B 2 fd00::1"; do
+		read -r ns h r <<<"$ns"
+		printf '%s\n' "link add stt6 type stt remote $r key 6" \
+			"addr add 192.168.6.$h/24 dev stt6" "link set stt6 up" |
+			ip -n "$ns" -b - || return 1
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.stt6.disable_ipv6=1
+	done
+	busywait 10000 a ping -c1 -W1 192.168.0.2 >/dev/null &&
+		busywait 10000 a ping -c1 -W1 192.168.6.2 >/dev/null
+}
+
+# counter NS DEV NAME: one ethtool -S counter.
+counter()
+{
+	ip netns exec "$1" ethtool -S "$2" | awk -v k="$3:" '$1 == k { print $2 }'
+}
+
+# listening NS PORT: a TCP listener on PORT in NS.
+listening()
+{
+	ip netns exec "$1" ss -ltnH "sport = :$2" | grep -q .
+}
+
+# transfer FROM_NS TO_NS ADDR [BYTES]: BYTES (default XFER_BYTES) over
+# TCP, sha256 compared. XFER_INFO says what happened.
+transfer()
+{
+	local from=$1 to=$2 addr=$3 bytes=${4:-$XFER_BYTES}
+	local port=$((5000 + RANDOM % 1000)) out_s out_c
+
+	ip netns exec "$to" python3 "$CRAFT" serve "$addr" "$port" \
+		>"$TMP/srv" 2>&1 &
+	local spid=$!
+
+	# Python starts slowly in a loaded TCG guest.
+	if ! busywait 60000 listening "$to" "$port"; then
+		XFER_INFO="no server"
+		kill "$spid"
+		return 1
+	fi
+	out_c=$(ip netns exec "$from" timeout 600 python3 "$CRAFT" push \
+		"$addr" "$port" "$bytes" 2>&1)
+	wait "$spid"
+	out_s=$(cat "$TMP/srv")
+	XFER_INFO="sent '${out_c//$'\n'/ }', received '${out_s//$'\n'/ }'"
+	[[ -n "$out_s" && "${out_c% *}" == "$out_s" ]]
+}
+
+hw_csum_failures() { dmesg | grep -c 'hw csum failure'; }
+
+# ---- CHECKSUM_COMPLETE -------------------------------------------------------
+
+# kprobe_setup: probes on __skb_checksum_complete (software checksum
+# passes, counted) and gro_cells_receive (the context it runs in, read
+# from the trace), if the kernel has kprobe events.
+kprobe_setup()
+{
+	[[ -n "$KPROBE" ]] && return 0
+	mountpoint -q "$TRACEFS" || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
+	[[ -w "$TRACEFS/kprobe_events" ]] || return 1
+	echo "p:stt_realnic/csum_sw __skb_checksum_complete" \
+		>>"$TRACEFS/kprobe_events" 2>/dev/null || return 1
+	KPROBE=1
+	echo "p:stt_realnic/gro gro_cells_receive" \
+		>>"$TRACEFS/kprobe_events" 2>/dev/null || return 1
+	echo 0 >"$TRACEFS/tracing_on"
+	echo 1 >"$TRACEFS/events/stt_realnic/csum_sw/enable" || return 1
+}
+
+kprobe_hits()
+{
+	[[ -n "$KPROBE" ]] || return 0
+	awk '$1 == "stt_realnic/csum_sw" || $1 == "csum_sw" { print $2 }' \
+		"$TRACEFS/kprobe_profile"
+}
+
+cc_stat()
+{
+	awk -v k="$1" '$1 == k { print $2 }' "$CC_STATS"
+}
+
+csum_complete()
+{
+	local fam=$1 dev=$2 addr=$3 c0 c1 k0 k1 f0 f1 bad0 bad1 segs0 segs1 sw
+	local desc="CHECKSUM_COMPLETE receiver, $fam underlay: O(1) validation"
+
+	RET=0
+	if [[ ! -f "$CSUM_KO" ]]; then
+		log_skip "$desc" "no $CSUM_KO (make module builds it)"
+		return
+	fi
+	if [[ ! -d /sys/module/stt_csum_complete ]]; then
+		insmod "$CSUM_KO" ifnames=vB
+		check_err $? "insmod $CSUM_KO failed"
+	fi
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	# Every segment on its own: sender TSO off (the underlay segments in
+	# software), receiver GRO off (what GRO does not merge).
+	a ethtool -K vA tso off >/dev/null
+	b ethtool -K vB gro off >/dev/null
+	# Conntrack, when on, validates TCP at PRE_ROUTING itself and marks
+	# the segment CHECKSUM_UNNECESSARY: the hook would never see
+	# CHECKSUM_COMPLETE. Keep STT out of it, as stt.rst recommends.
+	b nft list table inet stt_notrack >/dev/null 2>&1 ||
+		b nft -f - <<-EOF
+		table inet stt_notrack {
+			chain pre {
+				type filter hook prerouting priority raw;
+				tcp dport 7471 notrack
+			}
+		}
+		EOF
+	check_err $? "cannot add the notrack rule"
+
+	kprobe_setup || log_info "no kprobe events: software checksum passes not counted"
+	c0=$(cc_stat converted)
+	k0=$(kprobe_hits)
+	f0=$(hw_csum_failures)
+	bad0=$(counter "$NS_B" "$dev" ns_drop_bad_csum)
+	segs0=$(counter "$NS_B" "$dev" ns_rx_segments)
+
+	transfer "$NS_A" "$NS_B" "$addr"
+	check_err $? "transfer over $dev failed: $XFER_INFO"
+
+	c1=$(cc_stat converted)
+	k1=$(kprobe_hits)
+	f1=$(hw_csum_failures)
+	bad1=$(counter "$NS_B" "$dev" ns_drop_bad_csum)
+	segs1=$(counter "$NS_B" "$dev" ns_rx_segments)
+	a ethtool -K vA tso on >/dev/null
+
+	# (Not exactly one each: the counts are read at slightly different
+	# times while ARP, ND and ACKs come and go.)
+	((100 * (c1 - c0) >= 99 * (segs1 - segs0) && segs1 - segs0 > 1000))
+	check_err $? "$((c1 - c0)) packets made CHECKSUM_COMPLETE for $((segs1 - segs0)) STT segments"
+	((f1 == f0))
+	check_err $? "$((f1 - f0)) 'hw csum failure' reports"
+	((bad1 == bad0))
+	check_err $? "ns_drop_bad_csum +$((bad1 - bad0))"
+	if [[ -n "$KPROBE" ]]; then
+		# A few non-STT packets may need one (none should, but the
+		# bound is what matters: not one per segment).
+		((k1 - k0 <= (segs1 - segs0) / 100))
+		check_err $? "$((k1 - k0)) software checksum completions for $((segs1 - segs0)) segments"
+	fi
+	sw=n/a
+	[[ -n "$KPROBE" ]] && sw=$((k1 - k0))
+	log_test "$desc" "segments +$((segs1 - segs0)), converted +$((c1 - c0)), sw checksums $sw"
+}
+
+csum_complete_ipv4() { csum_complete IPv4 stt0 192.168.0.2; }
+csum_complete_ipv6() { csum_complete IPv6 stt6 192.168.6.2; }
+
+# ---- QinQ --------------------------------------------------------------------
+
+qinq_offloads()
+{
+	local ns h bad0 bad1 gso0 gso1 line
+
+	RET=0
+	[[ -d /sys/module/stt_csum_complete ]] && rmmod stt_csum_complete
+	b nft delete table inet stt_notrack 2>/dev/null
+	for line in "$NS_A 1" "$NS_B 2"; do
+		read -r ns h <<<"$line"
+		printf '%s\n' \
+			"link add link stt0 name stt0.100 type vlan proto 802.1ad id 100" \
+			"link add link stt0.100 name q200 type vlan proto 802.1Q id 200" \
+			"addr add 10.200.0.$h/24 dev q200" \
+			"link set stt0.100 up" "link set q200 up" |
+			ip -n "$ns" -b -
+		check_err $? "QinQ devices in $ns failed"
+	done
+	bad0=$(counter "$NS_B" stt0 ns_drop_bad_offload)
+	gso0=$(counter "$NS_B" stt0 rx_frames_gso)
+	busywait 10000 a ping -c1 -W1 10.200.0.2 >/dev/null
+	check_err $? "ping over QinQ failed"
+	transfer "$NS_A" "$NS_B" 10.200.0.2
+	check_err $? "checksummed transfer over QinQ failed: $XFER_INFO"
+	bad1=$(counter "$NS_B" stt0 ns_drop_bad_offload)
+	gso1=$(counter "$NS_B" stt0 rx_frames_gso)
+	((bad1 == bad0))
+	check_err $? "ns_drop_bad_offload +$((bad1 - bad0))"
+	((gso1 > gso0))
+	check_err $? "no frame arrived as an inner GSO packet"
+	log_test "QinQ (802.1ad + 802.1Q) over stt0 with checksum/TSO offloads" \
+		 "bad_offload +$((bad1 - bad0)), rx_frames_gso +$((gso1 - gso0))"
+}
+
+# ---- NFQUEUE: receive in process context -------------------------------------
+
+# A queue rule on INPUT and a userspace verdict program (stt_nfq.py):
+# accepted segments are reinjected from the verdict's sendmsg(), and the
+# STT hook (after the filter table) runs in process context with bottom
+# halves enabled. What assumes softirq there (gro_cells, per-CPU
+# statistics) shows as pending softirqs reported by the idle loop
+# ("NOHZ tick-stop error"), preemption warnings on kernels that check,
+# or a stalled transfer.
+nfqueue_process_context()
+{
+	local out pid n d0 bad ctx bh_on
+
+	RET=0
+	if ! modprobe -q nfnetlink_queue || ! modprobe -q nft_queue; then
+		log_skip "NFQUEUE on INPUT, verdicts from userspace" \
+			"no nfnetlink_queue/nft_queue in this kernel"
+		return
+	fi
+	b nft -f - <<-EOF
+	table inet stt_queue {
+		chain input {
+			type filter hook input priority filter;
+			tcp dport 7471 queue num 3
+		}
+	}
+	EOF
+	check_err $? "cannot add the queue rule"
+	out=$TMP/nfq
+	rm -f "$out" "$out.ready"
+	# exec: $! is python itself, so kill stops it.
+	(exec ip netns exec "$NS_B" python3 "$HERE/stt_nfq.py" 3 "$out" \
+		>/dev/null 2>"$out.err") &
+	pid=$!
+	busywait 30000 test -e "$out.ready"
+	check_err $? "stt_nfq.py did not start: $(cat "$out.err")"
+	d0=$(dmesg | wc -l)
+	# Where gro_cells_receive() runs: the trace's context column says
+	# 's' (softirq), 'b' (bottom halves off) or '.' (neither).
+	if kprobe_setup; then
+		echo >"$TRACEFS/trace"
+		echo 1 >"$TRACEFS/events/stt_realnic/gro/enable"
+		echo 1 >"$TRACEFS/tracing_on"
+	else
+		log_info "no kprobe events: the context of gro_cells_receive is not traced"
+	fi
+
+	# Every segment goes to userspace and back: a smaller transfer.
+	transfer "$NS_A" "$NS_B" 192.168.0.2 $((XFER_BYTES / 4))
+	check_err $? "transfer through NFQUEUE failed: $XFER_INFO"
+
+	if [[ -n "$KPROBE" ]]; then
+		echo 0 >"$TRACEFS/tracing_on"
+		echo 0 >"$TRACEFS/events/stt_realnic/gro/enable"
+		# "comm-pid [cpu] flags ts: gro: ...": the flags' first
+		# character is b/D with bottom halves off, the third s/h/H
+		# in softirq/hardirq.
+		awk '$0 ~ /gro: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) break
+			f = $(i + 1); c1 = substr(f, 1, 1); c3 = substr(f, 3, 1)
+			if (c3 ~ /[shHzZ]/) print "softirq"
+			else if (c1 ~ /[bD]/) print "bh-off"
+			else if (c1 == "d") print "irqs-off"
+			else print "bh-on"
+		}' "$TRACEFS/trace" | sort | uniq -c >"$TMP/gro_ctx"
+		ctx=$(awk '{ printf "%s %s, ", $2, $1 }' "$TMP/gro_ctx")
+		ctx=${ctx%, }
+		bh_on=$(awk '$2 == "bh-on" { print $1 }' "$TMP/gro_ctx")
+		((${bh_on:-0} == 0))
+		check_err $? "gro_cells_receive entered $bh_on times with bottom halves enabled ($ctx)"
+	fi
+	kill "$pid"
+	wait "$pid"
+	read -r n _ <"$out" 2>/dev/null
+	b nft delete table inet stt_queue
+	((${n:-0} > 100))
+	check_err $? "only ${n:-no} packets went through the queue"
+	bad=$(dmesg | tail -n +$((d0 + 1)) |
+	      grep -E 'softirq work is pending|NOHZ|smp_processor_id|BUG:|WARNING:' |
+	      head -3)
+	[[ -z "$bad" ]]
+	check_err $? "kernel log: $bad"
+	log_test "NFQUEUE on INPUT, verdicts from userspace: transfer over stt0" \
+		 "${n:-0} packets queued and accepted; gro_cells_receive contexts: ${ctx:-not traced}"
+}
+
+# ---- frag_list packets into stt0 ---------------------------------------------
+
+fraglist_setup()
+{
+	[[ -n "$NS_S" ]] && return 0
+	setup_ns NS_S || return 1
+	ip link add vS netns "$NS_S" type veth peer name vR netns "$NS_A" ||
+		return 1
+	s ip addr add 10.50.0.1/24 dev vS
+	a ip addr add 10.50.0.2/24 dev vR
+	s ip link set vS up
+	a ip link set vR up
+	s ip route add default via 10.50.0.2
+	a sysctl -qw net.ipv4.ip_forward=1
+	b ip route add 10.50.0.0/24 via 192.168.0.1
+	# veth merges only in NAPI mode, which turning GRO on enables.
+	a ethtool -K vR gro off >/dev/null
+	a ethtool -K vR gro on >/dev/null
+	# The underlay cannot take frag_lists: it segments in software.
+	a ethtool -K vA tx-scatter-gather-fraglist off >/dev/null
+}
+
+# fraglist_forward SG: S sends to B through A, whose GRO builds frag_list
+# packets that A routes into stt0; the underlay (vA) cannot take
+# frag_lists, so the outer packets are segmented in software at the
+# underlay MSS. With SG at S, GRO's members hold page fragments only:
+# those packets cross whole (as inner GSO packets). Without SG, every
+# member is a linear kmalloc'ed skb, which skb_segment() cannot cut at
+# another MSS (before the fix: BUG in skb_segment): the core segments
+# them before stt0 (tx_fraglist_unfit).
+fraglist_forward()
+{
+	local sg=$1 desc u0 u1 g0 g1 f0 f1
+
+	desc="GRO frag_list packets (sender sg $sg) routed into stt0"
+	RET=0
+	fraglist_setup
+	check_err $? "topology setup failed"
+	s ethtool -K vS sg "$sg" tso off >/dev/null
+	u0=$(counter "$NS_A" stt0 tx_fraglist_unfit)
+	g0=$(counter "$NS_A" stt0 tx_frames_gso)
+	f0=$(counter "$NS_A" stt0 tx_frames)
+	transfer "$NS_S" "$NS_B" 192.168.0.2
+	check_err $? "transfer S -> B failed: $XFER_INFO"
+	u1=$(counter "$NS_A" stt0 tx_fraglist_unfit)
+	g1=$(counter "$NS_A" stt0 tx_frames_gso)
+	f1=$(counter "$NS_A" stt0 tx_frames)
+	if [[ $sg == on ]]; then
+		((u1 == u0 && 2 * (g1 - g0) > f1 - f0))
+		check_err $? "frag_list packets not kept whole: tx_fraglist_unfit +$((u1 - u0)), GSO frames $((g1 - g0)) of $((f1 - f0))"
+	else
+		((u1 > u0))
+		check_err $? "no linear frag_list packet reached stt0 (tx_fraglist_unfit +0)"
+	fi
+	log_test "$desc" "tx_frames +$((f1 - f0)), of which GSO +$((g1 - g0)); tx_fraglist_unfit +$((u1 - u0))"
+}
+
+fraglist_forward_sg() { fraglist_forward on; }
+fraglist_forward_linear() { fraglist_forward off; }
+
+require_root
+require_stt
+require_command ethtool
+require_command python3
+
+if ! setup; then
+	echo "SKIP: setup failed (stt devices or veth)"
+	exit $ksft_skip
+fi
+tests_run
+tests_exit
