@@ -34,6 +34,11 @@
 #            stt_ko (path of stt.ko), stt_unload (stt and its users),
 #            stt_load (stt, then the rest of STT_MODULES), stt_reload,
 #            stt_devices [NS] (names of the devices of kind "stt").
+# Traffic:   ping_ok NS ARGS... (some of 3 pings answered, PING_OUT has
+#            ping's summary), ping_none NS ARGS... (none answered);
+#            tcp_server NS (selftests/stt_tcp.py's server on TCP_PORT in NS,
+#            stopped at exit), tcp_xfer SRV_NS CLI_NS BYTES ADDR (one
+#            sha256-checked transfer to ADDR, TCP_INFO says how it went).
 # Options:   TESTS="a b" runs a subset; VERBOSE=1 echoes run_cmd commands.
 #
 # Safe with "set -u". lib.sh installs an EXIT trap; a script that sets its
@@ -267,10 +272,105 @@ __lib_exit()
 	if declare -F cleanup >/dev/null; then
 		cleanup
 	fi
+	tcp_servers_stop
 	cleanup_all_ns
 	exit $rc
 }
 trap __lib_exit EXIT
+
+# ---- traffic -------------------------------------------------------------
+
+# ping_ok NS ARGS...: at least one of 3 pings answered within PING_WAIT
+# seconds (default 5; the first may go to ARP/ND). PING_OUT keeps ping's
+# summary line for a failure message.
+ping_ok()
+{
+	local ns=$1 out
+
+	shift
+	out=$(ip netns exec "$ns" ping -q -c 3 -i 0.2 -w "${PING_WAIT:-5}" \
+	      "$@" 2>&1)
+	# shellcheck disable=SC2034 # for the caller
+	PING_OUT=$(grep -m1 -e 'transmitted' -e 'ping:' <<<"$out")
+	[[ $out =~ \ [1-9][0-9]*\ received ]]
+}
+
+# ping_none NS ARGS...: none of 3 pings answered within 2 seconds.
+ping_none()
+{
+	local ns=$1 out
+
+	shift
+	out=$(ip netns exec "$ns" ping -q -c 3 -i 0.2 -w 2 "$@" 2>&1)
+	# shellcheck disable=SC2034 # for the caller
+	PING_OUT=$(grep -m1 -e 'transmitted' -e 'ping:' <<<"$out")
+	[[ $out == *" 0 received"* ]]
+}
+
+TCP_PORT=${TCP_PORT:-5000}
+TCP_DIR=
+declare -A TCP_PID
+# shellcheck disable=SC2034 # for the caller
+TCP_INFO=
+
+# tcp_server NS: selftests/stt_tcp.py's server on TCP_PORT in NS (one per
+# namespace), ready when this returns 0.
+tcp_server()
+{
+	local ns=$1
+
+	[[ -n "$TCP_DIR" ]] || TCP_DIR=$(mktemp -d /tmp/stt-tcp-XXXXXX) ||
+		return 1
+	: >"$TCP_DIR/$ns.out"
+	ip netns exec "$ns" python3 "$STT_MODULE_DIR/selftests/stt_tcp.py" \
+		--timeout 120 server "$TCP_PORT" "$TCP_DIR/$ns.out" \
+		2>"$TCP_DIR/$ns.err" &
+	TCP_PID[$ns]=$!
+	busywait 60000 test -e "$TCP_DIR/$ns.out.ready"
+}
+
+# tcp_xfer SRV_NS CLI_NS BYTES ADDR: CLI_NS sends BYTES of random data to
+# ADDR:TCP_PORT, the server of SRV_NS. 0 when the server received BYTES
+# with the sha256 the client sent; TCP_INFO has "N MB in S s, R Mbit/s"
+# or what went wrong.
+# shellcheck disable=SC2034 # TCP_INFO is for the caller
+tcp_xfer()
+{
+	local srv=$1 cli=$2 bytes=$3 addr=$4 out n0 line
+	local a laddr cb ch csec crate sb sh
+
+	n0=$(wc -l <"$TCP_DIR/$srv.out")
+	out=$(ip netns exec "$cli" python3 \
+		"$STT_MODULE_DIR/selftests/stt_tcp.py" --timeout 120 client \
+		"$TCP_PORT" "$bytes" "$addr" 2>&1)
+	read -r a laddr cb ch csec crate <<<"$out"
+	if [[ "$a" != "$addr" || "$laddr" == error ]]; then
+		TCP_INFO="client: ${out//$'\n'/ }"
+		return 1
+	fi
+	line=$(tail -n +"$((n0 + 1))" "$TCP_DIR/$srv.out" |
+		awk -v p="$laddr" '$3 == p' | tail -n 1)
+	read -r sb sh _ <<<"$line"
+	if [[ "$sb" != "$bytes" || "$cb" != "$bytes" || "$sh" != "$ch" ]]; then
+		TCP_INFO="sent $cb bytes sha256 ${ch:0:16}.., received ${sb:-nothing} sha256 ${sh:0:16}.."
+		return 1
+	fi
+	TCP_INFO="$((bytes / 1000000)) MB in ${csec}s, $crate Mbit/s"
+}
+
+tcp_servers_stop()
+{
+	local ns
+
+	for ns in "${!TCP_PID[@]}"; do
+		kill "${TCP_PID[$ns]}" 2>/dev/null
+		wait "${TCP_PID[$ns]}" 2>/dev/null
+		unset "TCP_PID[$ns]"
+	done
+	[[ -n "$TCP_DIR" ]] && rm -rf "$TCP_DIR"
+	TCP_DIR=
+	return 0
+}
 
 # ---- two hosts, one tunnel -------------------------------------------------
 
