@@ -2,7 +2,7 @@
 #
 # STT tunnel driver: out-of-tree build, install and test entry points.
 #
-#   make                  build stt.ko and the iproute2 plugin
+#   make                  build stt.ko, the iproute2 plugin and the tc BPF programs
 #   make check            set up, build (-Werror), style, sparse, selftests in QEMU
 #   make check-debug      selftests in QEMU on a KASAN/kmemleak/lockdep/UBSAN
 #                         kernel built from linux-source-6.1 (slow; cached)
@@ -30,10 +30,10 @@ MODULES := stt.ko vport-stt.ko
 PLUGIN := tools/iproute2/link_stt.so
 DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
-.PHONY: all module plugin check check-debug style sparse demo demo-ovn bench setup install \
+.PHONY: all module plugin bpf check check-debug style sparse demo demo-ovn bench setup install \
 	uninstall dkms-install dkms-uninstall clean
 
-all: module plugin
+all: module plugin bpf
 
 # vport-stt.ko needs openvswitch.ko's own headers for this kernel's version
 # (scripts/ovs-source says why when there are none); STT_OVS_SRC=DIR
@@ -48,6 +48,10 @@ module:
 
 plugin:
 	$(MAKE) -C tools/iproute2
+
+# tc BPF programs for external devices (clang's BPF target, libbpf-dev)
+bpf:
+	$(MAKE) -C tools/bpf
 
 check:
 	scripts/check
@@ -73,7 +77,7 @@ bench:
 setup:
 	scripts/setup
 
-install: all
+install: module plugin
 	install -d $(DESTDIR)$(MODDIR)
 	install -m 644 $$(sed 's|.*/||; s|\.o$$|.ko|' modules.order) $(DESTDIR)$(MODDIR)/
 	install -D -m 644 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/link_stt.so
@@ -103,3 +107,4 @@ dkms-uninstall:
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools/iproute2 clean
+	$(MAKE) -C tools/bpf clean
