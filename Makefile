@@ -9,6 +9,7 @@
 #   make demo             two hosts, an STT tunnel, traffic, a summary
 #   make install          module + plugin + uapi header (DESTDIR= honoured)
 #   make dkms-install     register the sources with DKMS
+#   make deb              Debian packages stt-dkms and stt-tools in results/deb/
 #
 # KERNELRELEASE defaults to the newest Debian kernel with both an image and a
 # build tree installed (never the host's uname -r); KDIR= overrides the tree.
@@ -31,7 +32,7 @@ PLUGIN := tools/iproute2/link_stt.so
 DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
 .PHONY: all module plugin bpf check check-debug style sparse demo demo-ovn bench setup install \
-	uninstall dkms-install dkms-uninstall clean
+	uninstall dkms-install dkms-uninstall deb clean
 
 all: module plugin bpf
 
@@ -103,6 +104,10 @@ dkms-install:
 dkms-uninstall:
 	$(if $(DESTDIR),,-dkms remove stt/$(VERSION) --all)
 	rm -rf $(DKMS_SRC)
+
+# With dpkg-buildpackage, debhelper and dh-dkms (scripts/deb --help)
+deb:
+	scripts/deb $(DEB_ARGS)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
