@@ -2,13 +2,14 @@
 #
 # STT tunnel driver: out-of-tree build, install and test entry points.
 #
-#   make                  build stt.ko and the iproute2 plugin
+#   make                  build stt.ko, the iproute2 plugin and the tc BPF programs
 #   make check            set up, build (-Werror), style, sparse, selftests in QEMU
 #   make check-debug      selftests in QEMU on a KASAN/kmemleak/lockdep/UBSAN
 #                         kernel built from linux-source-6.1 (slow; cached)
 #   make demo             two hosts, an STT tunnel, traffic, a summary
 #   make install          module + plugin + uapi header (DESTDIR= honoured)
 #   make dkms-install     register the sources with DKMS
+#   make deb              Debian packages stt-dkms and stt-tools in results/deb/
 #
 # KERNELRELEASE defaults to the newest Debian kernel with both an image and a
 # build tree installed (never the host's uname -r); KDIR= overrides the tree.
@@ -30,10 +31,10 @@ MODULES := stt.ko vport-stt.ko
 PLUGIN := tools/iproute2/link_stt.so
 DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
-.PHONY: all module plugin check check-debug style sparse demo demo-ovn bench setup install \
-	uninstall dkms-install dkms-uninstall clean
+.PHONY: all module plugin bpf check check-debug style sparse demo demo-ovn bench setup install \
+	uninstall dkms-install dkms-uninstall deb clean
 
-all: module plugin
+all: module plugin bpf
 
 # vport-stt.ko needs openvswitch.ko's own headers for this kernel's version
 # (scripts/ovs-source says why when there are none); STT_OVS_SRC=DIR
@@ -51,6 +52,10 @@ module:
 
 plugin:
 	$(MAKE) -C tools/iproute2
+
+# tc BPF programs for external devices (clang's BPF target, libbpf-dev)
+bpf:
+	$(MAKE) -C tools/bpf
 
 check:
 	scripts/check
@@ -76,7 +81,7 @@ bench:
 setup:
 	scripts/setup
 
-install: all
+install: module plugin
 	install -d $(DESTDIR)$(MODDIR)
 	install -m 644 $$(sed 's|.*/||; s|\.o$$|.ko|' modules.order) $(DESTDIR)$(MODDIR)/
 	install -D -m 644 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/link_stt.so
@@ -103,7 +108,12 @@ dkms-uninstall:
 	$(if $(DESTDIR),,-dkms remove stt/$(VERSION) --all)
 	rm -rf $(DKMS_SRC)
 
+# With dpkg-buildpackage, debhelper and dh-dkms (scripts/deb --help)
+deb:
+	scripts/deb $(DEB_ARGS)
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	-[ ! -f selftests/helpers/Makefile ] || $(MAKE) -C selftests/helpers KDIR=$(KDIR) clean
 	$(MAKE) -C tools/iproute2 clean
+	$(MAKE) -C tools/bpf clean
