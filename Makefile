@@ -7,6 +7,8 @@
 #   make check-debug      selftests in QEMU on a KASAN/kmemleak/lockdep/UBSAN
 #                         kernel built from linux-source-6.1 (slow; cached)
 #   make demo             two hosts, an STT tunnel, traffic, a summary
+#   make demo-ovn-hosts   OVN over STT across three QEMU guests: checks, faults,
+#                         STT/Geneve figures (about 15-25 minutes)
 #   make install          module + plugin + uapi header (DESTDIR= honoured)
 #   make dkms-install     register the sources with DKMS
 #
@@ -30,7 +32,8 @@ MODULES := stt.ko vport-stt.ko
 PLUGIN := tools/iproute2/link_stt.so
 DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
-.PHONY: all module plugin check check-debug style sparse demo demo-ovn bench setup install \
+.PHONY: all module plugin check check-debug style sparse demo demo-ovn demo-ovn-hosts \
+	bench setup install \
 	uninstall dkms-install dkms-uninstall clean
 
 all: module plugin
@@ -66,6 +69,12 @@ demo:
 
 demo-ovn:
 	scripts/demo-ovn
+
+# OVN_HOSTS_ARGS: scripts/ovn-hosts options, e.g. "--target deb13" or
+# "--reps 5"; "scripts/ovn-hosts --help" lists them.
+demo-ovn-hosts:
+	scripts/setup
+	scripts/ovn-hosts --verbose $(OVN_HOSTS_ARGS)
 
 bench:
 	scripts/bench $(BENCH_ARGS)
