@@ -7,6 +7,8 @@
 #   make check-debug      selftests in QEMU on a KASAN/kmemleak/lockdep/UBSAN
 #                         kernel built from linux-source-6.1 (slow; cached)
 #   make demo             two hosts, an STT tunnel, traffic, a summary
+#   make demo-ovn-hosts   OVN over STT across three QEMU guests: checks, faults,
+#                         STT/Geneve figures (about 15-25 minutes)
 #   make install          module + plugin + uapi header (DESTDIR= honoured)
 #   make dkms-install     register the sources with DKMS
 #   make deb              Debian packages stt-dkms and stt-tools in results/deb/
@@ -31,8 +33,9 @@ MODULES := stt.ko vport-stt.ko
 PLUGIN := tools/iproute2/link_stt.so
 DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 
-.PHONY: all module plugin bpf check check-debug style sparse demo demo-ovn bench setup install \
-	uninstall dkms-install dkms-uninstall deb clean
+.PHONY: all module plugin bpf check check-debug style sparse demo demo-ovn \
+	demo-ovn-hosts bench setup install uninstall dkms-install \
+	dkms-uninstall deb clean
 
 all: module plugin bpf
 
@@ -74,6 +77,12 @@ demo:
 
 demo-ovn:
 	scripts/demo-ovn
+
+# OVN_HOSTS_ARGS: scripts/ovn-hosts options, e.g. "--target deb13" or
+# "--reps 5"; "scripts/ovn-hosts --help" lists them.
+demo-ovn-hosts:
+	scripts/setup
+	scripts/ovn-hosts --verbose $(OVN_HOSTS_ARGS)
 
 bench:
 	scripts/bench $(BENCH_ARGS)

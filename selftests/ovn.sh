@@ -466,22 +466,6 @@ test_chassis_down() {
 	log_test "ch3's vswitchd restarted: its traffic is back"
 }
 
-# Does this kernel's openvswitch.ko WARN when a flow sets Geneve options?
-# From 6.10 until the options[] flexible array (7.x), ip_tunnel_info_opts()
-# is a macro over "(info) + 1", and FORTIFY_SOURCE sees the options copy
-# in validate_and_copy_set_tun() as a field-spanning memcpy: a WARNING
-# (a panic under vm-run) on Debian 13's 6.12 as soon as OVN uses Geneve.
-# A bug of that kernel, nothing of STT's; read from its own headers.
-geneve_opts_warn() {
-	local k=/lib/modules/$(uname -r)/build h c
-
-	# Debian's headers: the -common tree, named by the Makefile
-	c=$(sed -n 's|^include \(.*\)/Makefile$|\1|p' "$k/Makefile" 2>/dev/null)
-	h=${c:-$k}/include/net/ip_tunnels.h
-	[ -r "$h" ] || return 1
-	grep -q '((info) + 1))' "$h" && ! grep -q 'options\[\]' "$h"
-}
-
 test_geneve_ratio() {
 	local i stt gen
 
