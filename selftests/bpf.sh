@@ -52,10 +52,12 @@ cleanup()
 {
 	local d
 
+	# nothing mounted yet (a skip before topo): "$BPFD"/* would be /*
+	[[ -n "$BPFD" ]] || return 0
 	for d in "$BPFD"/*; do
 		mountpoint -q "$d" && umount "$d"
 	done
-	[[ -n "$BPFD" ]] && rm -rf "$BPFD"
+	rm -rf "$BPFD"
 }
 
 # hex32 N: N as 4 bytes in host (little-endian) order, for bpftool.

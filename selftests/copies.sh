@@ -39,10 +39,6 @@ cleanup()
 {
 	echo 0 >"$T/events/stt_copies/expand/enable" 2>/dev/null
 	echo '-:stt_copies/expand' >>"$T/kprobe_events" 2>/dev/null
-	for p in "${SERVER_PID[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
 }
 
 # probe_start: trace every pskb_expand_head() call with its stack.

@@ -142,11 +142,7 @@ topo_down()
 	local ns
 
 	for ns in "$@"; do
-		if [[ -n "${SERVER_PID[$ns]}" ]]; then
-			kill "${SERVER_PID[$ns]}" 2>/dev/null
-			wait "${SERVER_PID[$ns]}" 2>/dev/null
-			unset "SERVER_PID[$ns]"
-		fi
+		servers_stop "$ns"
 		[[ "$ns" == "$NSA" ]] && SHARED_UP=
 	done
 	cleanup_ns "$@"

@@ -43,16 +43,6 @@ ALG="rfc4106(gcm(aes))"
 KEY_AB=0x0123456789abcdef0123456789abcdef01234567
 KEY_BA=0x89abcdef0123456789abcdef0123456789abcdef
 
-cleanup()
-{
-	local p
-
-	for p in "${SERVER_PID[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-}
-
 # esp_cmds LOCAL REMOTE SPI_OUT SPI_IN: ip -b lines for transport-mode ESP
 # of STT between LOCAL and REMOTE, input required.
 esp_cmds()

@@ -38,7 +38,8 @@
 #            server_start NS (stt_tcp.py server on XPORT, 5000), xfer NS_SRV
 #            NS_CLI BYTES ADDR... (checksummed transfers, XFER_TIMEOUT
 #            seconds each, 120 by default; XOK[ADDR] and XINFO[ADDR]),
-#            xfer_check ADDR (check_err on it). Files go to
+#            xfer_check ADDR (check_err on it), servers_stop NS...|--all.
+#            Files go to
 #            XFER_DIR (a temporary directory, removed at exit).
 # OVS:       geneve_opts_warn (this kernel's openvswitch.ko WARNs when a
 #            flow sets Geneve options: no Geneve under panic_on_warn).
@@ -275,6 +276,7 @@ __lib_exit()
 	if declare -F cleanup >/dev/null; then
 		cleanup
 	fi
+	servers_stop --all
 	cleanup_all_ns
 	[[ -n "$XFER_DIR" && "$XFER_DIR" == /tmp/stt-xfer-* ]] && rm -rf "$XFER_DIR"
 	exit $rc
@@ -314,9 +316,25 @@ ping_none()
 	[[ $out == *" 0 received"* ]]
 }
 
-# server_start NS: the transfer server of NS (one per namespace; the
-# caller kills SERVER_PID[NS] or lets the namespace go).
+# server_start NS: the transfer server of NS (one per namespace), until
+# servers_stop NS... or servers_stop --all (the exit trap calls that: a
+# server left running would hold run.sh's output open, and deleting its
+# namespace does not end it).
 declare -A SERVER_PID
+servers_stop()
+{
+	local ns
+
+	[[ "${1:-}" == --all ]] && set -- "${!SERVER_PID[@]}"
+	for ns in "$@"; do
+		[[ -n "${SERVER_PID[$ns]:-}" ]] || continue
+		kill "${SERVER_PID[$ns]}" 2>/dev/null
+		wait "${SERVER_PID[$ns]}" 2>/dev/null
+		unset "SERVER_PID[$ns]"
+	done
+	return 0
+}
+
 server_start()
 {
 	local ns=$1

@@ -41,16 +41,6 @@ BYTES=${PMTU_BYTES:-4000000}
 # A transfer that has not finished by then has stalled.
 XFER_TIMEOUT=${PMTU_XFER_TIMEOUT:-60}
 
-cleanup()
-{
-	local p
-
-	for p in "${SERVER_PID[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-}
-
 topo()
 {
 	setup_ns NS_A NS_R NS_B || return 1
