@@ -330,6 +330,10 @@ if [[ ! -f "$OBJ" ]]; then
 	echo "SKIP: no $OBJ (make bpf)"
 	exit "$ksft_skip"
 fi
+if ! grep -qw bpf /proc/filesystems; then
+	echo "SKIP: this kernel has no BPF (no bpf filesystem: CONFIG_BPF_SYSCALL)"
+	exit "$ksft_skip"
+fi
 if ! tc -V | grep -q libbpf; then
 	echo "SKIP: this tc is built without libbpf ($(tc -V))"
 	exit "$ksft_skip"
