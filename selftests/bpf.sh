@@ -345,11 +345,5 @@ if ! topo; then
 	log_test "topology: 6 namespaces, 2 external STT devices, tc BPF"
 	tests_exit
 fi
-for t in ${TESTS:-$ALL_TESTS}; do
-	start=$SECONDS
-	RET=0
-	retmsg=
-	$t
-	log_info "$t: $((SECONDS - start)) s"
-done
+tests_run
 tests_exit

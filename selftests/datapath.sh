@@ -821,12 +821,5 @@ require_command ping
 require_command "$PY"
 require_stt
 
-# tests_run, with the time each test took (TCG budgets matter).
-for t in ${TESTS:-$ALL_TESTS}; do
-	start=$SECONDS
-	RET=0
-	retmsg=
-	$t
-	log_info "$t: $((SECONDS - start)) s"
-done
+tests_run
 tests_exit

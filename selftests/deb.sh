@@ -315,11 +315,5 @@ if stt_loaded; then
 fi
 
 second_prepare
-for t in ${TESTS:-$ALL_TESTS}; do
-	start=$SECONDS
-	RET=0
-	retmsg=
-	$t
-	log_info "$t: $((SECONDS - start)) s"
-done
+tests_run
 tests_exit

@@ -142,14 +142,18 @@ log_info()
 	echo "INFO: $1"
 }
 
+# tests_run: each of TESTS (default ALL_TESTS), with the time it took
+# (TCG budgets matter).
 tests_run()
 {
-	local current_test
+	local current_test start
 
 	for current_test in ${TESTS:-${ALL_TESTS:-}}; do
+		start=$SECONDS
 		RET=0
 		retmsg=
 		$current_test
+		log_info "$current_test: $((SECONDS - start)) s"
 	done
 }
 
