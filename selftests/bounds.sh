@@ -49,8 +49,8 @@ c() { ip netns exec "$NS_C" "$@"; }
 
 cleanup()
 {
-	[[ -n "$ORIG_MAX_MEM" ]] && echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
-	[[ -n "$ORIG_TIMEOUT" ]] && echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	[[ -n "$ORIG_MAX_MEM" ]] && echo "$ORIG_MAX_MEM" >"$PARAMS/reasm_max_mem"
+	[[ -n "$ORIG_TIMEOUT" ]] && echo "$ORIG_TIMEOUT" >"$PARAMS/reasm_timeout_ms"
 	rm -rf "$TMP"
 }
 
@@ -86,9 +86,11 @@ stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
 # (frame IDs of the STT frames from A, read from the ACK field on vB).
 frame_ids_sample()
 {
-	local out=$1 cpu n=$(nproc) pid
+	local out=$1 cpu n pid
 
-	a ip neigh replace 192.168.0.2 lladdr $B_STT_MAC nud permanent dev stt0
+	n=$(nproc)
+
+	a ip neigh replace 192.168.0.2 lladdr "$B_STT_MAC" nud permanent dev stt0
 	: >"$out"
 	for ((cpu = 0; cpu < n; cpu++)); do
 		b tcpdump -i vB -n -S -l -c 3 \
@@ -98,7 +100,7 @@ frame_ids_sample()
 		busywait 10000 grep -q 'listening on' "$TMP/td.err" ||
 			return 1
 		a taskset -c "$cpu" ping -q -c 3 -i 0.2 192.168.0.2 >/dev/null
-		timeout 10 tail --pid=$pid -f /dev/null
+		timeout 10 tail --pid="$pid" -f /dev/null
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		grep -o 'ack [0-9]*' "$TMP/td" | awk -v c="$cpu" '{ print c, $2 }' \
@@ -168,11 +170,12 @@ mss_floor()
 		>"$TMP/mss.tcpdump" 2>/dev/null &
 	dump=$!
 	sleep 1
-	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count $n \
+	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count "$n" \
 		send mss_tiny 2>&1)
 	check_err $? "stt_craft.py send mss_tiny: $out"
 	# 1000 bytes in 48-byte segments: 20 of 48 and one of 40 per frame
 	# (a debug kernel forwards them slowly).
+	# shellcheck disable=SC2016 # busywait evaluates it on each try
 	BUSYWAIT_SLEEP=0.5 busywait 60000 \
 		eval '(($(grep -c " tcp 40$" "$TMP/mss.tcpdump") >= n))'
 	sleep 1
@@ -211,11 +214,12 @@ reasm_hash_collisions()
 		return
 	fi
 	# Hold every frame: room for all of them, no expiry meanwhile.
-	echo $((32 << 20)) >$PARAMS/reasm_max_mem
-	echo 120000 >$PARAMS/reasm_timeout_ms
-	out=$(a "$SEND" --dev vA --dst-mac "$B_MAC" collide $n 2>&1)
+	echo $((32 << 20)) >"$PARAMS/reasm_max_mem"
+	echo 120000 >"$PARAMS/reasm_timeout_ms"
+	out=$(a "$SEND" --dev vA --dst-mac "$B_MAC" collide "$n" 2>&1)
 	check_err $? "stt_send collide failed: $out"
 	# A debug kernel takes a while for 3000 segments.
+	# shellcheck disable=SC2016 # busywait evaluates it on each try
 	BUSYWAIT_SLEEP=0.5 busywait 120000 \
 		eval '(($(stat_of ns_reasm_pending_frames) >= n * 9 / 10))'
 	pending=$(stat_of ns_reasm_pending_frames)
@@ -228,13 +232,14 @@ reasm_hash_collisions()
 	check_err $? "longest hash chain walked: $chain (of $pending frames)"
 	# Each frame keeps its expiry time: evict them instead. With no
 	# memory allowed, one more segment pushes out every older frame.
-	echo 0 >$PARAMS/reasm_max_mem
+	echo 0 >"$PARAMS/reasm_max_mem"
 	a "$SEND" --dev vA --dst-mac "$B_MAC" collide 1 >/dev/null 2>&1
+	# shellcheck disable=SC2016 # busywait evaluates it on each try
 	BUSYWAIT_SLEEP=0.5 busywait 30000 \
 		eval '(($(stat_of ns_reasm_pending_frames) == 0))'
 	check_err $? "frames still pending after eviction: $(stat_of ns_reasm_pending_frames)"
-	echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
-	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	echo "$ORIG_MAX_MEM" >"$PARAMS/reasm_max_mem"
+	echo "$ORIG_TIMEOUT" >"$PARAMS/reasm_timeout_ms"
 	log_test "reassembly hash: $n keys aimed at one bucket spread out" \
 		 "pending $pending, longest chain $chain"
 }

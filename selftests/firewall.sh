@@ -129,11 +129,11 @@ transfer()
 {
 	local port=$((5000 + RANDOM % 1000)) out_a out_b spid
 
-	b python3 "$CRAFT" serve 192.168.0.2 $port >"$TMP/srv" 2>&1 &
+	b python3 "$CRAFT" serve 192.168.0.2 "$port" >"$TMP/srv" 2>&1 &
 	spid=$!
-	busywait 10000 listening $port
-	out_a=$(a timeout 120 python3 "$CRAFT" push 192.168.0.2 $port "$1" 2>&1)
-	wait $spid
+	busywait 10000 listening "$port"
+	out_a=$(a timeout 120 python3 "$CRAFT" push 192.168.0.2 "$port" "$1" 2>&1)
+	wait "$spid"
 	out_b=$(cat "$TMP/srv")
 	log_info "transfer: sent '$out_a', received '$out_b'"
 	[[ -n "$out_b" && "${out_a% *}" == "$out_b" ]]
@@ -268,7 +268,7 @@ ipv6_fragments_with_defrag()
 	RET=0
 	# Conntrack is on for IPv6 in B (the inet table), so nf_defrag_ipv6
 	# reassembles at PRE_ROUTING, before the STT hook at LOCAL_IN.
-	craft_deltas v6_frag $n ns_drop_outer_fragment ns_rx_segments \
+	craft_deltas v6_frag "$n" ns_drop_outer_fragment ns_rx_segments \
 		ns_drop_no_device
 	f=${DELTA[ns_drop_outer_fragment]} d=${DELTA[ns_drop_no_device]}
 	log_info "$n fragmented IPv6 segments: ns_rx_segments +${DELTA[ns_rx_segments]}, ns_drop_outer_fragment +$f, ns_drop_no_device +$d"
@@ -292,7 +292,7 @@ queued_segments_no_conntrack()
 	RET=0
 	timeout=$(<"$param")
 	echo 600000 >"$param"
-	craft_deltas incomplete $n ns_reasm_pending_frames nf_conntrack_count
+	craft_deltas incomplete "$n" ns_reasm_pending_frames nf_conntrack_count
 	echo "$timeout" >"$param"
 	q=${DELTA[ns_reasm_pending_frames]} c=${DELTA[nf_conntrack_count]}
 	log_info "$n incomplete frames: ns_reasm_pending_frames +$q, nf_conntrack_count +$c"

@@ -109,11 +109,12 @@ fuzz_segments()
 	SAMPLER=$!
 	seen0=$(stat_of ns_rx_segments)
 	start=$(date +%s)
-	out=$(a "$SEND" --dev vA --dst-mac "$B_MAC" --inner-mac $B_STT_MAC \
+	out=$(a "$SEND" --dev vA --dst-mac "$B_MAC" --inner-mac "$B_STT_MAC" \
 		--seed "$SEED" fuzz "$COUNT" 2>&1)
 	rc=$?
-	check_err $rc "stt_send failed: $out"
+	check_err "$rc" "stt_send failed: $out"
 	# The receiver may still be working through its backlog.
+	# shellcheck disable=SC2016 # busywait evaluates it on each try
 	BUSYWAIT_SLEEP=0.5 busywait 120000 eval \
 		'(($(stat_of ns_rx_segments) - seen0 >= COUNT * 9 / 10))'
 	secs=$(($(date +%s) - start))
@@ -131,6 +132,7 @@ fuzz_segments()
 	# never reach it; most do.
 	((seen1 - seen0 >= COUNT / 2))
 	check_err $? "the hook saw only $((seen1 - seen0)) of $COUNT segments"
+	# shellcheck disable=SC2016 # busywait evaluates it on each try
 	BUSYWAIT_SLEEP=0.5 busywait 30000 eval \
 		'(($(stat_of ns_reasm_pending_frames) == 0 && $(stat_of ns_reasm_mem_bytes) == 0))'
 	pending=$(stat_of ns_reasm_pending_frames)

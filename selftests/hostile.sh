@@ -57,9 +57,9 @@ setup()
 cleanup()
 {
 	[[ -n "$FLOOD_PID" ]] && kill "$FLOOD_PID" 2>/dev/null
-	[[ -n "$ORIG_MAX_MEM" ]] && echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
+	[[ -n "$ORIG_MAX_MEM" ]] && echo "$ORIG_MAX_MEM" >"$PARAMS/reasm_max_mem"
 	[[ -n "$ORIG_TIMEOUT" ]] &&
-		echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+		echo "$ORIG_TIMEOUT" >"$PARAMS/reasm_timeout_ms"
 	wait 2>/dev/null
 	[[ -n "$TMP" ]] && rm -rf "$TMP"
 }
@@ -80,7 +80,7 @@ snap()
 	while IFS=: read -r k v; do
 		k=${k//[[:space:]]/}
 		v=${v//[[:space:]]/}
-		# shellcheck disable=SC2034
+		# shellcheck disable=SC2034,SC2004 # arr is a nameref to an associative array: the key needs its $
 		[[ -n "$k" && "$v" =~ ^[0-9]+$ ]] && arr[$k]=$v
 	done < <(b ethtool -S stt0)
 }
@@ -95,7 +95,7 @@ rx_done()
 	local n
 
 	n=$(stat_of ns_rx_segments)
-	((n - ${C0[ns_rx_segments]} >= $1))
+	((n - C0[ns_rx_segments] >= $1))
 }
 
 # check_counters "name=value ..." [IGNORE_REGEX]: every counted statistic
@@ -147,13 +147,13 @@ transfer()
 {
 	local port=$((5000 + RANDOM % 1000)) out_b out_a
 
-	b python3 "$CRAFT" serve 192.168.0.2 $port >"$TMP/srv" 2>&1 &
+	b python3 "$CRAFT" serve 192.168.0.2 "$port" >"$TMP/srv" 2>&1 &
 	local spid=$!
 
-	busywait 10000 listening $port
-	out_a=$(a timeout 200 python3 "$CRAFT" push 192.168.0.2 $port \
+	busywait 10000 listening "$port"
+	out_a=$(a timeout 200 python3 "$CRAFT" push 192.168.0.2 "$port" \
 		"$XFER_BYTES" 2>&1)
-	wait $spid
+	wait "$spid"
 	out_b=$(cat "$TMP/srv")
 	log_info "transfer: sent '$out_a', received '$out_b'"
 	[[ -n "$out_b" && "${out_a% *}" == "$out_b" ]]
@@ -206,7 +206,7 @@ malformed_classes()
 
 	RET=0
 	C1=()
-	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	echo "$ORIG_TIMEOUT" >"$PARAMS/reasm_timeout_ms"
 
 	class good		N	"rx_frames_whole=N"
 	class good_reasm	3*N	"ns_reasm_frames=N ns_reasm_segments=3*N
@@ -247,7 +247,7 @@ malformed_classes()
 	class v4_frag		N	"ns_rx_outer_reassembled=N rx_frames_whole=N"
 
 	# Incomplete frames, then random ones: wait for the expiry.
-	echo 500 >$PARAMS/reasm_timeout_ms
+	echo 500 >"$PARAMS/reasm_timeout_ms"
 	class incomplete	N	"" "^ns_drop_reasm_timeout$"
 	t=$(busywait 5000 pending_zero)
 	check_err $? "incomplete frames still pending after 5 s: $t"
@@ -269,7 +269,7 @@ malformed_classes()
 	log_info "fuzz: $(for k in "${!C1[@]}"; do
 		[[ $k == ns_* && $(delta "$k") != 0 ]] &&
 			echo -n "$k+$(delta "$k") "; done)"
-	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	echo "$ORIG_TIMEOUT" >"$PARAMS/reasm_timeout_ms"
 
 	log_info "$TOTAL_SENT crafted packets sent"
 	((TOTAL_SENT >= 10000))
@@ -326,8 +326,8 @@ reasm_flood()
 	RET=0
 	a ethtool -K vA tso off gso off >/dev/null
 	b ethtool -K vB gro "$gro" >/dev/null
-	echo $limit >$PARAMS/reasm_max_mem
-	echo "$ORIG_TIMEOUT" >$PARAMS/reasm_timeout_ms
+	echo "$limit" >"$PARAMS/reasm_max_mem"
+	echo "$ORIG_TIMEOUT" >"$PARAMS/reasm_timeout_ms"
 	snap C0
 
 	# exec: $! is python itself, so kill stops the flood.
@@ -349,11 +349,11 @@ reasm_flood()
 	transfer
 	check_err $? "transfer under flood failed or differs"
 
-	kill $FLOOD_PID
-	wait $FLOOD_PID
+	kill "$FLOOD_PID"
+	wait "$FLOOD_PID"
 	FLOOD_PID=
-	kill $sampler
-	wait $sampler 2>/dev/null
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null
 	snap C1
 
 	while read -r m lim; do
@@ -376,7 +376,7 @@ reasm_flood()
 
 	a ethtool -K vA tso on gso on >/dev/null
 	b ethtool -K vB gro off >/dev/null
-	echo "$ORIG_MAX_MEM" >$PARAMS/reasm_max_mem
+	echo "$ORIG_MAX_MEM" >"$PARAMS/reasm_max_mem"
 	log_test "reassembly flood beside a transfer, receiver GRO $gro"
 }
 

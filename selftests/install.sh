@@ -157,7 +157,7 @@ destdir_uninstall()
 
 dkms_build()
 {
-	local src=$ROOT/usr/src dtree=$ROOT/var/lib/dkms ko vermagic left
+	local src=$ROOT/usr/src dtree=$ROOT/var/lib/dkms ko f vermagic left
 
 	RET=0
 	if ! command -v dkms >/dev/null; then
@@ -191,7 +191,7 @@ dkms_build()
 	ko=$dtree/stt/$VERSION/$R/$(uname -m)/module/stt.ko
 	# DKMS 3.1+ (Debian 13) keeps the module as the kernel compresses its
 	# own: stt.ko.xz.
-	[[ -f "$ko" ]] || ko=$(ls "$ko".* 2>/dev/null | head -n 1)
+	[[ -f "$ko" ]] || for f in "$ko".*; do [[ -f "$f" ]] && { ko=$f; break; }; done
 	vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
 	[[ "$vermagic" == "$R "* ]]
 	check_err $? "DKMS stt.ko missing or built for '$vermagic'"

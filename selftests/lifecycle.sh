@@ -196,8 +196,8 @@ del_underlay_netns_device_elsewhere()
 	RET=0
 	for round in 1 2 3; do
 		setup_ns NS_U NS_D
-		ns_u=$NS_U
-		ns_d=$NS_D
+		# shellcheck disable=SC2153 # setup_ns assigns them
+		ns_u=$NS_U ns_d=$NS_D
 		{
 			echo "link add u$round type stt remote 10.9.0.2 key $round"
 			echo "link add u6$round type stt remote fd09::2 key $round"
@@ -214,6 +214,7 @@ del_underlay_netns_device_elsewhere()
 		check_err $? "round $round: $left STT devices in D, want 3"
 
 		cleanup_ns "$ns_u"
+		# shellcheck disable=SC2016 # busywait evaluates it on each try
 		BUSYWAIT_SLEEP=0.2 busywait 20000 \
 			eval '[[ -z "$(stt_devices "$ns_d")" ]]'
 		check_err $? "round $round: devices left in D after U was deleted: $(stt_devices "$ns_d" | tr '\n' ' ')"

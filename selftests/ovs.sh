@@ -224,11 +224,11 @@ static_neigh() {
 	done
 }
 
-setup_net && static_neigh ||
+{ setup_net && static_neigh; } ||
 	{ echo "SKIP: network setup failed"; exit $ksft_skip; }
 start_ovs || { echo "FAIL: cannot start Open vSwitch"; exit 1; }
-vsctl add-br br0 -- set bridge br0 datapath_type=system &&
-	vsctl add-port br0 ovs-p0 || { echo "FAIL: cannot make br0"; exit 1; }
+{ vsctl add-br br0 -- set bridge br0 datapath_type=system &&
+	vsctl add-port br0 ovs-p0; } || { echo "FAIL: cannot make br0"; exit 1; }
 
 # ---- tests -----------------------------------------------------------------
 

@@ -209,12 +209,12 @@ userns_module_params()
 			"unprivileged user namespaces disabled"
 		return
 	fi
-	v0=$(cat $p)
+	v0=$(cat "$p")
 	userns "echo 1 > $p" 2>/dev/null
 	check_fail $? "user-ns root wrote $p"
 	nobody sh -c "echo 1 > $p" 2>/dev/null
 	check_fail $? "uid 65534 wrote $p"
-	v1=$(cat $p)
+	v1=$(cat "$p")
 	[[ $v0 == "$v1" ]]
 	check_err $? "reasm_max_mem changed: $v0 -> $v1"
 	log_test "user-ns root cannot change the global reassembly bound"
@@ -259,7 +259,7 @@ s = socket.create_connection(("127.0.0.1", 7999), timeout=5)
 print(s.recv(16).decode().strip())' 2>&1)
 	[[ $out == hello ]]
 	check_err $? "TCP 7999 in the initial netns broken: $out"
-	wait $upid
+	wait "$upid"
 	check_err $? "user-ns device on 7999 failed: $(cat "$TMP/userns.out")"
 	kill "$LISTENER"
 	wait "$LISTENER" 2>/dev/null
