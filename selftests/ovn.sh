@@ -471,7 +471,7 @@ test_geneve_ratio() {
 
 	RET=0
 	if geneve_opts_warn; then
-		log_skip "vm1->vm2 (ch1->ch2) throughput, STT / Geneve" \
+		log_skip "vm1->vm2 (ch1->ch2) over Geneve and back to STT, transfers intact" \
 			"openvswitch.ko of $(uname -r) WARNs on Geneve options (FORTIFY field-spanning memcpy in ip_tunnel_info_opts_set, fixed by the options[] member of 7.x); the comparison would only show that"
 		return
 	fi
@@ -495,8 +495,11 @@ test_geneve_ratio() {
 	done
 	BUSYWAIT_SLEEP=0.5 busywait 90000 all_tunnels stt
 	check_err $? "tunnels did not go back to stt"
-	log_test "vm1->vm2 (ch1->ch2) throughput, STT / Geneve" \
-		"STT ${stt:-?} Mbit/s, Geneve ${gen:-?} Mbit/s, ratio $(awk -v a="${stt:-0}" -v b="${gen:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')"
+	# One kernel, veth between the chassis: veth segments UDP tunnels as
+	# well, so this ratio is not STT's case (make bench and ovn-hosts
+	# measure that). A figure, not a verdict.
+	log_info "figure (not judged): vm1->vm2 (ch1->ch2) STT ${stt:-?} Mbit/s, Geneve ${gen:-?} Mbit/s, ratio $(awk -v a="${stt:-0}" -v b="${gen:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')"
+	log_test "vm1->vm2 (ch1->ch2) over Geneve and back to STT, transfers intact"
 }
 
 # Before the faults (which make the daemons log their peers' loss): no
