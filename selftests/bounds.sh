@@ -166,10 +166,12 @@ mss_floor()
 	m0=$(stat_of rx_mss_clamped)
 	d0=$(drops_of)
 	# The TCP payload of every segment C receives.
+	rm -f "$TMP/mss.err"
 	c timeout 120 tcpdump -i vC -nn -q -l 'tcp port 9' \
-		>"$TMP/mss.tcpdump" 2>/dev/null &
+		>"$TMP/mss.tcpdump" 2>"$TMP/mss.err" &
 	dump=$!
-	sleep 1
+	busywait 30000 grep -q 'listening on' "$TMP/mss.err"
+	check_err $? "tcpdump on vC did not start: $(cat "$TMP/mss.err")"
 	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count "$n" \
 		send mss_tiny 2>&1)
 	check_err $? "stt_craft.py send mss_tiny: $out"

@@ -388,10 +388,10 @@ test_tcp() {
 
 # The outer header as the far end receives it.
 outer_header() {
-	rm -f "$T/cap"
+	rm -f "$T/cap" "$T/cap.err"
 	far timeout 20 tcpdump -n -i ul -c 1 -w "$T/cap" \
-		'ip and tcp dst port 7471' 2>/dev/null &
-	sleep 1.5
+		'ip and tcp dst port 7471' 2>"$T/cap.err" &
+	busywait 15000 grep -q 'listening on' "$T/cap.err"
 	vm1 ping -q -c 2 -i 0.3 -W 2 10.1.1.2 >/dev/null
 	wait $!
 	tcpdump -n -v -r "$T/cap" 2>/dev/null | head -n 1
