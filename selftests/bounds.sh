@@ -43,10 +43,6 @@ TMP=$(mktemp -d)
 ORIG_MAX_MEM=
 ORIG_TIMEOUT=
 
-a() { ip netns exec "$NS_A" "$@"; }
-b() { ip netns exec "$NS_B" "$@"; }
-c() { ip netns exec "$NS_C" "$@"; }
-
 cleanup()
 {
 	[[ -n "$ORIG_MAX_MEM" ]] && echo "$ORIG_MAX_MEM" >"$PARAMS/reasm_max_mem"
@@ -77,8 +73,6 @@ setup()
 	ORIG_TIMEOUT=$(cat $PARAMS/reasm_timeout_ms)
 	busywait 10000 a ping -c1 -W1 192.168.0.2 >/dev/null
 }
-
-stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
 
 # ---- frame IDs ---------------------------------------------------------------
 

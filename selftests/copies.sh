@@ -100,12 +100,12 @@ rr_no_copy()
 	local n f0 f1
 
 	RET=0
-	f0=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	f0=$(dev_stat "$NS_A" stt0 tx_frames)
 	: >"$T/trace"
 	rr "$NS_A" 192.168.0.2 "$RR"
 	check_err $? "request/response over STT failed"
 	n=$(expands_from '^stt_xmit')
-	f1=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	f1=$(dev_stat "$NS_A" stt0 tx_frames)
 	# A few allowed: an ARP, the handshake's first segments.
 	((n <= RR / 20))
 	check_err $? "stt_xmit expanded $n heads for $RR exchanges"
@@ -132,12 +132,12 @@ esp_no_expand()
 		} | ip -n "$ns" -b -
 		check_err $? "ESP setup in $ns failed"
 	done
-	f0=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	f0=$(dev_stat "$NS_A" stt0 tx_frames)
 	: >"$T/trace"
 	xfer "$NS_B" "$NS_A" 2000000 192.168.0.2
 	xfer_check 192.168.0.2
 	n=$(expands_from '^xfrm_output')
-	f1=$(ip netns exec "$NS_A" ethtool -S stt0 | awk '$1 == "tx_frames:" { print $2 }')
+	f1=$(dev_stat "$NS_A" stt0 tx_frames)
 	((n <= (f1 - f0) / 20))
 	check_err $? "the ESP output path expanded $n heads for $((f1 - f0)) frames"
 	log_test "over transport-mode ESP: room for the ESP header reserved" \

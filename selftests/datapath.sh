@@ -167,19 +167,6 @@ offloads()
 
 # ---- measuring --------------------------------------------------------------
 
-# counters ARRAY NS DEV: every "ethtool -S DEV" counter into ARRAY[name].
-# shellcheck disable=SC2034 # arr is a nameref
-counters()
-{
-	local -n arr=$1
-	local k v
-
-	arr=()
-	while read -r k v; do
-		[[ $k == *: && -n $v ]] && arr[${k%:}]=$v
-	done < <(ip netns exec "$2" ethtool -S "$3")
-}
-
 # rx_packets NS DEV
 rx_packets()
 {
@@ -258,8 +245,8 @@ rx_paths_before()
 {
 	local -A c4 c6
 
-	counters c4 "$NSB" stt4
-	counters c6 "$NSB" stt6
+	dev_stats c4 "$NSB" stt4
+	dev_stats c6 "$NSB" stt6
 	RXP=([stt4.whole]=${c4[rx_frames_whole]} [stt4.reasm]=${c4[rx_frames_reassembled]}
 	     [stt6.whole]=${c6[rx_frames_whole]} [stt6.reasm]=${c6[rx_frames_reassembled]})
 }
@@ -271,7 +258,7 @@ rx_paths_after()
 
 	RXP_INFO=
 	for dev in stt4 stt6; do
-		counters c "$NSB" "$dev"
+		dev_stats c "$NSB" "$dev"
 		RXP[$dev.whole]=$((c[rx_frames_whole] - RXP[$dev.whole]))
 		RXP[$dev.reasm]=$((c[rx_frames_reassembled] - RXP[$dev.reasm]))
 		RXP_INFO+="$dev whole +${RXP[$dev.whole]} reassembled +${RXP[$dev.reasm]}, "
@@ -352,9 +339,9 @@ cloned_segments()
 		hold=$!
 		busywait 30000 file_has "$TMPD/hold.out" ready
 		check_err $? "stt_hold.py did not start"
-		counters c0 "$NSB" stt4
+		dev_stats c0 "$NSB" stt4
 		xfer "$NSB" "$NSA" "$SMALL" 10.4.0.2 fd04::2
-		counters c1 "$NSB" stt4
+		dev_stats c1 "$NSB" stt4
 		kill -USR1 "$hold"
 		wait "$hold"
 		read -r n b < <(sed -n 2p "$TMPD/hold.out")
@@ -495,12 +482,12 @@ no_delivery()
 	local ns=$1 addr=$2 dev=$3 rx0 ie0 nd rx ie
 	local -A c0 c1
 
-	counters c0 "$NSA" "$dev"
+	dev_stats c0 "$NSA" "$dev"
 	rx0=$(rx_packets "$NSA" "$dev")
 	ie0=$(icmp_in_echos "$NSA")
 	ping_none "$ns" "$addr"
 	check_err $? "ping $addr got answers"
-	counters c1 "$NSA" "$dev"
+	dev_stats c1 "$NSA" "$dev"
 	nd=$((c1[ns_drop_no_device] - c0[ns_drop_no_device]))
 	rx=$(($(rx_packets "$NSA" "$dev") - rx0))
 	ie=$(($(icmp_in_echos "$NSA") - ie0))
@@ -627,12 +614,12 @@ silence()
 	local -A c0 c1
 
 	RET=0
-	counters c0 "$NSA" sttmon
+	dev_stats c0 "$NSA" sttmon
 	out=$(ip netns exec "$NSB" "$PY" "$WIRE" probe "$STT_PORT" \
 		192.0.2.2,192.0.2.1 2001:db8::2,2001:db8::1 \
 		--bind-ns "/run/netns/$NSA" 2>&1)
 	check_err $? "${out//$'\n'/; } (want no reply, EADDRINUSE)"
-	counters c1 "$NSA" sttmon
+	dev_stats c1 "$NSA" sttmon
 	fl=$((c1[ns_drop_tcp_flags] - c0[ns_drop_tcp_flags]))
 	em=$((c1[ns_drop_empty] - c0[ns_drop_empty]))
 	((fl >= 2 && em >= 2))
@@ -733,7 +720,7 @@ impairment()
 		PING_WAIT=15 ping_ok "$NSA" "$addr"
 		check_err $? "ping $addr through the router failed: $PING_OUT"
 	done
-	counters c0 "$NSB" stt4
+	dev_stats c0 "$NSB" stt4
 	xfer "$NSB" "$NSA" "$IMPAIR_BYTES" 10.4.0.2 fd06::2
 	for c in "10.4.0.2,IPv4/IPv4" "fd06::2,IPv6/IPv6"; do
 		IFS=, read -r addr label <<<"$c"
@@ -744,7 +731,7 @@ impairment()
 
 	# Incomplete frames expire after reasm_timeout_ms (2 s by default).
 	sleep $(($(</sys/module/stt/parameters/reasm_timeout_ms) / 1000 + 1))
-	counters c1 "$NSB" stt4
+	dev_stats c1 "$NSB" stt4
 	dup=$((c1[ns_drop_duplicate] - c0[ns_drop_duplicate]))
 	to=$((c1[ns_drop_reasm_timeout] - c0[ns_drop_reasm_timeout]))
 	((to > 0))

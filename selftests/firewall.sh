@@ -45,9 +45,6 @@ ALL_TESTS="
 CRAFT=$(cd "$(dirname "$0")" && pwd)/stt_craft.py
 TMP=$(mktemp -d)
 
-a() { ip netns exec "$NS_A" "$@"; }
-b() { ip netns exec "$NS_B" "$@"; }
-
 cleanup()
 {
 	rm -rf "$TMP"
@@ -87,8 +84,6 @@ setup()
 	EOF
 }
 
-stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
-
 # reading NAME: one of B's ethtool -S counters, or nf_conntrack_count.
 reading()
 {
@@ -122,21 +117,14 @@ craft_deltas()
 
 ping_ok() { a ping -c1 -W1 192.168.0.2 >/dev/null; }
 
-listening() { b ss -ltnH "sport = :$1" | grep -q .; }
-
 # transfer BYTES: A -> B over the tunnel, sha256 compared.
 transfer()
 {
-	local port=$((5000 + RANDOM % 1000)) out_a out_b spid
+	XFER_TIMEOUT=120 xfer_once "$NS_B" "$NS_A" "$1" 192.168.0.2
+	local rc=$?
 
-	b python3 "$CRAFT" serve 192.168.0.2 "$port" >"$TMP/srv" 2>&1 &
-	spid=$!
-	busywait 10000 listening "$port"
-	out_a=$(a timeout 120 python3 "$CRAFT" push 192.168.0.2 "$port" "$1" 2>&1)
-	wait "$spid"
-	out_b=$(cat "$TMP/srv")
-	log_info "transfer: sent '$out_a', received '$out_b'"
-	[[ -n "$out_b" && "${out_a% *}" == "$out_b" ]]
+	log_info "transfer: $XFER_INFO"
+	return "$rc"
 }
 
 # rule_packets COMMENT_PATTERN: packets counted by the receiver's rule

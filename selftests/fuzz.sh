@@ -30,16 +30,12 @@ ALL_TESTS="
 "
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-CRAFT=$HERE/stt_craft.py
 SEND=$HERE/helpers/stt_send
 COUNT=${FUZZ_COUNT:-100000}
 SEED=${FUZZ_SEED:-}
 B_STT_MAC=02:00:00:00:ee:02
 TMP=$(mktemp -d)
 SAMPLER=
-
-a() { ip netns exec "$NS_A" "$@"; }
-b() { ip netns exec "$NS_B" "$@"; }
 
 cleanup()
 {
@@ -62,29 +58,10 @@ setup()
 	busywait 10000 a ping -c1 -W1 192.168.0.2 >/dev/null
 }
 
-stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
-
-listening()
-{
-	b ss -ltnH "sport = :$1" | grep -q .
-}
-
 # transfer: 4 MB A -> B over stt0, sha256 compared.
 transfer()
 {
-	local port=$((5000 + RANDOM % 1000)) out_a out_b
-
-	(exec ip netns exec "$NS_B" python3 "$CRAFT" serve 192.168.0.2 "$port" \
-		>"$TMP/srv" 2>&1) &
-	local spid=$!
-
-	busywait 60000 listening "$port" || { kill "$spid"; return 1; }
-	out_a=$(a timeout 200 python3 "$CRAFT" push 192.168.0.2 "$port" \
-		4000000 2>&1)
-	wait "$spid"
-	out_b=$(cat "$TMP/srv")
-	XFER_INFO="sent '${out_a//$'\n'/ }', received '${out_b//$'\n'/ }'"
-	[[ -n "$out_b" && "${out_a% *}" == "$out_b" ]]
+	XFER_TIMEOUT=200 xfer_once "$NS_B" "$NS_A" 4000000 192.168.0.2
 }
 
 fuzz_segments()

@@ -41,9 +41,6 @@ PARAMS=/sys/module/stt/parameters
 TOTAL_SENT=0
 declare -A C0 C1
 
-a() { ip netns exec "$NS_A" "$@"; }
-b() { ip netns exec "$NS_B" "$@"; }
-
 setup()
 {
 	stt_pair_setup || return 1
@@ -70,22 +67,7 @@ craft()
 }
 
 # snap ARRAY: the receiver's ethtool -S stt0 into associative array ARRAY.
-snap()
-{
-	# shellcheck disable=SC2034 # a nameref
-	local -n arr=$1
-	local k v
-
-	arr=()
-	while IFS=: read -r k v; do
-		k=${k//[[:space:]]/}
-		v=${v//[[:space:]]/}
-		# shellcheck disable=SC2034,SC2004 # arr is a nameref to an associative array: the key needs its $
-		[[ -n "$k" && "$v" =~ ^[0-9]+$ ]] && arr[$k]=$v
-	done < <(b ethtool -S stt0)
-}
-
-stat_of() { b ethtool -S stt0 | awk -v k="$1:" '$1 == k { print $2 }'; }
+snap() { dev_stats "$1" "$NS_B" stt0; }
 
 delta() { echo $((${C1[$1]:-0} - ${C0[$1]:-0})); }
 
@@ -136,27 +118,14 @@ check_counters()
 	return 1
 }
 
-# listening PORT: B has a TCP listener on PORT.
-listening()
-{
-	b ss -ltnH "sport = :$1" | grep -q .
-}
-
 # transfer DESC: XFER_BYTES from A to B over the tunnel, sha256 compared.
 transfer()
 {
-	local port=$((5000 + RANDOM % 1000)) out_b out_a
+	XFER_TIMEOUT=200 xfer_once "$NS_B" "$NS_A" "$XFER_BYTES" 192.168.0.2
+	local rc=$?
 
-	b python3 "$CRAFT" serve 192.168.0.2 "$port" >"$TMP/srv" 2>&1 &
-	local spid=$!
-
-	busywait 10000 listening "$port"
-	out_a=$(a timeout 200 python3 "$CRAFT" push 192.168.0.2 "$port" \
-		"$XFER_BYTES" 2>&1)
-	wait "$spid"
-	out_b=$(cat "$TMP/srv")
-	log_info "transfer: sent '$out_a', received '$out_b'"
-	[[ -n "$out_b" && "${out_a% *}" == "$out_b" ]]
+	log_info "transfer: $XFER_INFO"
+	return "$rc"
 }
 
 baseline_transfer()

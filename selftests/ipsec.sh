@@ -91,12 +91,6 @@ topo()
 	server_start "$NS_B"
 }
 
-# stat NS DEV NAME: one ethtool -S counter.
-stat()
-{
-	ip netns exec "$1" ethtool -S "$2" | awk -v n="$3:" '$1 == n { print $2 }'
-}
-
 # wire_count FILE FILTER: packets of a capture that match a pcap filter.
 wire_count()
 {
@@ -115,12 +109,12 @@ over_esp()
 		'esp or tcp port 7471' 2>"$pcap.log" &
 	tpid=$!
 	busywait 30000 grep -q "listening on" "$pcap.log"
-	r0=$(stat "$NS_B" "$peer" rx_frames_reassembled)
+	r0=$(dev_stat "$NS_B" "$peer" rx_frames_reassembled)
 	ping_ok "$NS_A" "$inner"
 	check_err $? "ping to $inner over $dev failed: $PING_OUT"
 	xfer "$NS_B" "$NS_A" "$BYTES" "$inner"
 	xfer_check "$inner"
-	r1=$(stat "$NS_B" "$peer" rx_frames_reassembled)
+	r1=$(dev_stat "$NS_B" "$peer" rx_frames_reassembled)
 	sleep 1
 	kill "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
@@ -156,8 +150,8 @@ forged_seen()
 {
 	local d w
 
-	d=$(stat "$NS_B" "$1" ns_drop_xfrm_policy)
-	w=$(stat "$NS_B" "$1" rx_frames_whole)
+	d=$(dev_stat "$NS_B" "$1" ns_drop_xfrm_policy)
+	w=$(dev_stat "$NS_B" "$1" rx_frames_whole)
 	((d + w - $2 >= FORGED))
 }
 
@@ -173,14 +167,14 @@ forged()
 	else
 		cls=good6 dev=stt6
 	fi
-	d0=$(stat "$NS_B" "$dev" ns_drop_xfrm_policy)
-	w0=$(stat "$NS_B" "$dev" rx_frames_whole)
+	d0=$(dev_stat "$NS_B" "$dev" ns_drop_xfrm_policy)
+	w0=$(dev_stat "$NS_B" "$dev" rx_frames_whole)
 	ip netns exec "$NS_A" "$PY" "$CRAFT" --dev vA --dst-mac "$mac" \
 		--key "$([[ $fam == 4 ]] && echo 4 || echo 6)" \
 		--count "$FORGED" send "$cls" >/dev/null || return 1
 	BUSYWAIT_SLEEP=0.2 busywait 10000 forged_seen "$dev" $((d0 + w0))
-	d1=$(stat "$NS_B" "$dev" ns_drop_xfrm_policy)
-	w1=$(stat "$NS_B" "$dev" rx_frames_whole)
+	d1=$(dev_stat "$NS_B" "$dev" ns_drop_xfrm_policy)
+	w1=$(dev_stat "$NS_B" "$dev" rx_frames_whole)
 	echo "$((d1 - d0)) $((w1 - w0))"
 }
 
@@ -311,7 +305,7 @@ esp_tunnel_gateways()
 	rm -f "$pcap" "$pcap.log"
 	((esp > 0 && plain == 0))
 	check_err $? "between the gateways: $esp ESP packets, $plain plaintext STT segments"
-	learned=$(stat "$H1" stt0 ns_pmtu_learned)
+	learned=$(dev_stat "$H1" stt0 ns_pmtu_learned)
 	log_test "STT through tunnel-mode ESP gateways" \
 		"${XINFO[192.168.1.2]}; wire: $esp ESP, $plain plain; H1 learned the path MTU ${learned:-0} times ($(ip -n "$H1" route get 10.2.0.1 | sed -n 's/.*\(mtu [0-9]*\).*/\1/p'))"
 }

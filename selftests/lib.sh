@@ -29,6 +29,10 @@
 # Pair:      stt_pair_setup (namespaces NS_A/NS_B, veth underlay 10.0.0.x and
 #            fd00::x, stt0 key 1 with 192.168.0.1 and .2); its parts
 #            stt_pair_underlay and stt_pair_tunnel NS INNER REMOTE [ARGS].
+#            a/b/c CMD... (CMD in NS_A/NS_B/NS_C).
+# Counters:  dev_stat NS DEV NAME (one "ethtool -S" counter), dev_stats
+#            ARRAY NS DEV (all of them into an associative array), stat_of
+#            NAME (one of stt0's in NS_B, the receiver of most tests).
 # STT:       STT_MODULE_DIR (the tree; the runner exports it), IP_LIB_DIR
 #            (set to the tree's iproute2 plugin if built), stt_loaded,
 #            stt_ko (path of stt.ko), stt_unload (stt and its users),
@@ -38,6 +42,8 @@
 #            server_start NS (stt_tcp.py server on XPORT, 5000), xfer NS_SRV
 #            NS_CLI BYTES ADDR... (checksummed transfers, XFER_TIMEOUT
 #            seconds each, 120 by default; XOK[ADDR] and XINFO[ADDR]),
+#            xfer_once NS_SRV NS_CLI BYTES ADDR (the same with a server
+#            of its own; XFER_INFO),
 #            xfer_check ADDR (check_err on it), servers_stop NS...|--all.
 #            Files go to
 #            XFER_DIR (a temporary directory, removed at exit).
@@ -396,6 +402,25 @@ xfer()
 	done
 }
 
+# xfer_once NS_SRV NS_CLI BYTES ADDR: one transfer (xfer) to a server
+# of its own in NS_SRV, stopped after it. XFER_INFO says what happened;
+# the status is 0 when the bytes arrived intact.
+xfer_once()
+{
+	local srv=$1 cli=$2 bytes=$3 addr=$4
+
+	XFER_INFO="no transfer server in $srv"
+	if ! server_start "$srv"; then
+		servers_stop "$srv"
+		return 1
+	fi
+	xfer "$srv" "$cli" "$bytes" "$addr"
+	servers_stop "$srv"
+	# shellcheck disable=SC2034 # for the caller
+	XFER_INFO=${XINFO[$addr]}
+	((XOK[$addr]))
+}
+
 # xfer_check ADDR: check_err on the last transfer to ADDR.
 xfer_check()
 {
@@ -438,6 +463,33 @@ geneve_opts_warn() {
 }
 
 # ---- two hosts, one tunnel -------------------------------------------------
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+c() { ip netns exec "$NS_C" "$@"; }
+
+# dev_stat NS DEV NAME: one "ethtool -S DEV" counter of NS, empty if DEV
+# has no such counter.
+dev_stat()
+{
+	ip netns exec "$1" ethtool -S "$2" | awk -v n="$3:" '$1 == n { print $2 }'
+}
+
+# dev_stats ARRAY NS DEV: every "ethtool -S DEV" counter of NS into the
+# associative array ARRAY[name].
+dev_stats()
+{
+	local -n __dev_stats=$1
+	local k v
+
+	__dev_stats=()
+	while read -r k v; do
+		# shellcheck disable=SC2034 # a nameref
+		[[ $k == *: && $v =~ ^[0-9]+$ ]] && __dev_stats[${k%:}]=$v
+	done < <(ip netns exec "$2" ethtool -S "$3")
+}
+
+stat_of() { dev_stat "$NS_B" stt0 "$1"; }
 
 # stt_pair_underlay: NS_A and NS_B (from setup_ns) joined by veth vA/vB,
 # 10.0.0.1/24 + fd00::1/64 and 10.0.0.2/24 + fd00::2/64.

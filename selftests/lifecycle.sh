@@ -44,9 +44,6 @@ CONC=${CONC:-300}
 TRAFFIC_PIDS=()
 TMP=$(mktemp -d)
 
-a() { ip netns exec "$NS_A" "$@"; }
-b() { ip netns exec "$NS_B" "$@"; }
-
 cleanup()
 {
 	stop_traffic

@@ -334,55 +334,12 @@ test_ping_fixed() {
 	log_test "OVS: ping both ways, fixed key $K1"
 }
 
-# xfer SRC-NS DST-NS DST-ADDR: send a file over TCP, compare SHA-256.
-xfer() {
-	local src=$1 dst=$2 addr=$3 want got
-
-	rm -f "$T/ready" "$T/got"
-	$dst python3 "$T/xfer.py" recv "$addr" 5001 "$T/ready" >"$T/got" &
-	busywait 10000 test -e "$T/ready" || { kill $! 2>/dev/null; return 1; }
-	$src timeout 120 python3 "$T/xfer.py" send "$addr" 5001 "$T/file" ||
-		{ kill $! 2>/dev/null; wait; return 1; }
-	wait $! || return 1
-	want=$(sha256sum <"$T/file" | cut -d' ' -f1)
-	got=$(cat "$T/got")
-	[ "$want" = "$got" ] || { echo "sha256 $got, want $want"; return 1; }
-}
-
 test_tcp() {
 	RET=0
-	cat >"$T/xfer.py" <<-'EOF'
-	import hashlib, socket, sys
-	mode, addr, port, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-	if mode == "recv":
-	    s = socket.socket()
-	    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-	    s.bind((addr, port))
-	    s.listen(1)
-	    open(path, "w").close()
-	    s.settimeout(120)
-	    c, _ = s.accept()
-	    c.settimeout(120)
-	    h = hashlib.sha256()
-	    while True:
-	        b = c.recv(65536)
-	        if not b:
-	            break
-	        h.update(b)
-	    print(h.hexdigest())
-	else:
-	    c = socket.create_connection((addr, port), timeout=120)
-	    with open(path, "rb") as f:
-	        c.sendall(f.read())
-	    c.shutdown(socket.SHUT_WR)
-	    c.recv(1)
-	    c.close()
-	EOF
-	head -c 4M /dev/urandom >"$T/file"
-	xfer vm1 far 10.1.1.2
-	check_err $? "vm1 -> far"
-	xfer far vm1 10.1.1.1
-	check_err $? "far -> vm1"
+	xfer_once "$FAR" "$VM1" $((4 << 20)) 10.1.1.2
+	check_err $? "vm1 -> far: $XFER_INFO"
+	xfer_once "$VM1" "$FAR" $((4 << 20)) 10.1.1.1
+	check_err $? "far -> vm1: $XFER_INFO"
 	log_test "OVS: TCP 4 MiB both ways, SHA-256 matches"
 }
 

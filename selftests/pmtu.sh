@@ -109,11 +109,8 @@ topo()
 	server_start "$NS_B"
 }
 
-# counter NS NAME: one ethtool -S counter of stt0's namespace.
-counter()
-{
-	ip netns exec "$1" ethtool -S sttp4 | awk -v n="$2:" '$1 == n { print $2 }'
-}
+# counter NS NAME: one ethtool -S counter of sttp4 in NS.
+counter() { dev_stat "$1" sttp4 "$2"; }
 
 # route_mtu NS ADDR: the MTU "ip route get" reports for ADDR, if any.
 route_mtu()

@@ -41,7 +41,6 @@ ALL_TESTS="
 "
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-CRAFT=$HERE/stt_craft.py
 CSUM_KO=$HERE/helpers/stt_csum_complete.ko
 XFER_BYTES=${XFER_BYTES:-4000000}
 TRACEFS=/sys/kernel/tracing
@@ -49,8 +48,6 @@ CC_STATS=/sys/kernel/debug/stt_csum_complete
 TMP=$(mktemp -d)
 KPROBE=
 
-a() { ip netns exec "$NS_A" "$@"; }
-b() { ip netns exec "$NS_B" "$@"; }
 s() { ip netns exec "$NS_S" "$@"; }
 
 cleanup()
@@ -80,41 +77,11 @@ setup()
 		busywait 10000 a ping -c1 -W1 192.168.6.2 >/dev/null
 }
 
-# counter NS DEV NAME: one ethtool -S counter.
-counter()
-{
-	ip netns exec "$1" ethtool -S "$2" | awk -v k="$3:" '$1 == k { print $2 }'
-}
-
-# listening NS PORT: a TCP listener on PORT in NS.
-listening()
-{
-	ip netns exec "$1" ss -ltnH "sport = :$2" | grep -q .
-}
-
 # transfer FROM_NS TO_NS ADDR [BYTES]: BYTES (default XFER_BYTES) over
 # TCP, sha256 compared. XFER_INFO says what happened.
 transfer()
 {
-	local from=$1 to=$2 addr=$3 bytes=${4:-$XFER_BYTES}
-	local port=$((5000 + RANDOM % 1000)) out_s out_c
-
-	ip netns exec "$to" python3 "$CRAFT" serve "$addr" "$port" \
-		>"$TMP/srv" 2>&1 &
-	local spid=$!
-
-	# Python starts slowly in a loaded TCG guest.
-	if ! busywait 60000 listening "$to" "$port"; then
-		XFER_INFO="no server"
-		kill "$spid"
-		return 1
-	fi
-	out_c=$(ip netns exec "$from" timeout 600 python3 "$CRAFT" push \
-		"$addr" "$port" "$bytes" 2>&1)
-	wait "$spid"
-	out_s=$(cat "$TMP/srv")
-	XFER_INFO="sent '${out_c//$'\n'/ }', received '${out_s//$'\n'/ }'"
-	[[ -n "$out_s" && "${out_c% *}" == "$out_s" ]]
+	XFER_TIMEOUT=600 xfer_once "$2" "$1" "${4:-$XFER_BYTES}" "$3"
 }
 
 hw_csum_failures() { dmesg | grep -c 'hw csum failure'; }
@@ -188,8 +155,8 @@ csum_complete()
 	c0=$(cc_stat converted)
 	k0=$(kprobe_hits)
 	f0=$(hw_csum_failures)
-	bad0=$(counter "$NS_B" "$dev" ns_drop_bad_csum)
-	segs0=$(counter "$NS_B" "$dev" ns_rx_segments)
+	bad0=$(dev_stat "$NS_B" "$dev" ns_drop_bad_csum)
+	segs0=$(dev_stat "$NS_B" "$dev" ns_rx_segments)
 
 	transfer "$NS_A" "$NS_B" "$addr"
 	check_err $? "transfer over $dev failed: $XFER_INFO"
@@ -197,8 +164,8 @@ csum_complete()
 	c1=$(cc_stat converted)
 	k1=$(kprobe_hits)
 	f1=$(hw_csum_failures)
-	bad1=$(counter "$NS_B" "$dev" ns_drop_bad_csum)
-	segs1=$(counter "$NS_B" "$dev" ns_rx_segments)
+	bad1=$(dev_stat "$NS_B" "$dev" ns_drop_bad_csum)
+	segs1=$(dev_stat "$NS_B" "$dev" ns_rx_segments)
 	a ethtool -K vA tso on >/dev/null
 
 	# (Not exactly one each: the counts are read at slightly different
@@ -242,14 +209,14 @@ qinq_offloads()
 			ip -n "$ns" -b -
 		check_err $? "QinQ devices in $ns failed"
 	done
-	bad0=$(counter "$NS_B" stt0 ns_drop_bad_offload)
-	gso0=$(counter "$NS_B" stt0 rx_frames_gso)
+	bad0=$(dev_stat "$NS_B" stt0 ns_drop_bad_offload)
+	gso0=$(dev_stat "$NS_B" stt0 rx_frames_gso)
 	busywait 10000 a ping -c1 -W1 10.200.0.2 >/dev/null
 	check_err $? "ping over QinQ failed"
 	transfer "$NS_A" "$NS_B" 10.200.0.2
 	check_err $? "checksummed transfer over QinQ failed: $XFER_INFO"
-	bad1=$(counter "$NS_B" stt0 ns_drop_bad_offload)
-	gso1=$(counter "$NS_B" stt0 rx_frames_gso)
+	bad1=$(dev_stat "$NS_B" stt0 ns_drop_bad_offload)
+	gso1=$(dev_stat "$NS_B" stt0 rx_frames_gso)
 	((bad1 == bad0))
 	check_err $? "ns_drop_bad_offload +$((bad1 - bad0))"
 	((gso1 > gso0))
@@ -383,14 +350,14 @@ fraglist_forward()
 	fraglist_setup
 	check_err $? "topology setup failed"
 	s ethtool -K vS sg "$sg" tso off >/dev/null
-	u0=$(counter "$NS_A" stt0 tx_fraglist_unfit)
-	g0=$(counter "$NS_A" stt0 tx_frames_gso)
-	f0=$(counter "$NS_A" stt0 tx_frames)
+	u0=$(dev_stat "$NS_A" stt0 tx_fraglist_unfit)
+	g0=$(dev_stat "$NS_A" stt0 tx_frames_gso)
+	f0=$(dev_stat "$NS_A" stt0 tx_frames)
 	transfer "$NS_S" "$NS_B" 192.168.0.2
 	check_err $? "transfer S -> B failed: $XFER_INFO"
-	u1=$(counter "$NS_A" stt0 tx_fraglist_unfit)
-	g1=$(counter "$NS_A" stt0 tx_frames_gso)
-	f1=$(counter "$NS_A" stt0 tx_frames)
+	u1=$(dev_stat "$NS_A" stt0 tx_fraglist_unfit)
+	g1=$(dev_stat "$NS_A" stt0 tx_frames_gso)
+	f1=$(dev_stat "$NS_A" stt0 tx_frames)
 	if [[ $sg == on ]]; then
 		((u1 == u0 && 2 * (g1 - g0) > f1 - f0))
 		check_err $? "frag_list packets not kept whole: tx_fraglist_unfit +$((u1 - u0)), GSO frames $((g1 - g0)) of $((f1 - f0))"

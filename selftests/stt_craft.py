@@ -7,10 +7,6 @@
                                          IDs and source ports until SECONDS
                                          pass (or SIGTERM)
   stt_craft.py list                      the classes, one per line
-  stt_craft.py serve ADDR PORT           accept one TCP connection, read to
-                                         EOF, print "<bytes> <sha256>"
-  stt_craft.py push ADDR PORT BYTES      send BYTES of random data, print
-                                         "<bytes> <sha256> <seconds>"
 
 Packets are built with struct (no scapy: its import alone takes seconds
 under TCG) and written to an AF_PACKET socket on --dev, so they reach the
@@ -26,8 +22,6 @@ Wire format: /work/shared/docs/stt-wire-format.md (flags 0x01 verified,
 """
 
 import argparse
-import hashlib
-import os
 import random
 import signal
 import socket
@@ -576,46 +570,6 @@ def flood(c, secs):
     print('flood', n)
 
 
-def serve(addr, port, timeout=120):
-    fam = socket.AF_INET6 if ':' in addr else socket.AF_INET
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port))
-    s.listen(1)
-    s.settimeout(timeout)
-    conn, _ = s.accept()
-    conn.settimeout(timeout)
-    h = hashlib.sha256()
-    total = 0
-    while True:
-        b = conn.recv(1 << 18)
-        if not b:
-            break
-        h.update(b)
-        total += len(b)
-    conn.close()
-    print(total, h.hexdigest())
-
-
-def push(addr, port, nbytes, timeout=120):
-    fam = socket.AF_INET6 if ':' in addr else socket.AF_INET
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect((addr, port))
-    h = hashlib.sha256()
-    start = time.monotonic()
-    left = nbytes
-    while left > 0:
-        b = os.urandom(min(1 << 18, left))
-        h.update(b)
-        s.sendall(b)
-        left -= len(b)
-    s.shutdown(socket.SHUT_WR)
-    while s.recv(4096):
-        pass
-    print(nbytes, h.hexdigest(), '%.2f' % (time.monotonic() - start))
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--dev', default='veth0')
@@ -631,19 +585,13 @@ def main():
     p.add_argument('--pace', type=int, default=200,
                    help='sleep 1 ms every PACE packets (0: never)')
     p.add_argument('--seed', type=int)
-    p.add_argument('cmd', choices=['send', 'flood', 'list', 'serve', 'push'])
+    p.add_argument('cmd', choices=['send', 'flood', 'list'])
     p.add_argument('args', nargs='*')
     a = p.parse_args()
 
     if a.cmd == 'list':
         for k, v in CLASSES.items():
             print('%-18s %s' % (k, v.__doc__))
-        return 0
-    if a.cmd == 'serve':
-        serve(a.args[0], int(a.args[1]))
-        return 0
-    if a.cmd == 'push':
-        push(a.args[0], int(a.args[1]), int(a.args[2]))
         return 0
     random.seed(a.seed)
     c = Crafter(a)
