@@ -16,7 +16,7 @@
 # KERNELRELEASE defaults to the newest Debian kernel with both an image and a
 # build tree installed (never the host's uname -r); KDIR= overrides the tree.
 
-KERNELRELEASE ?= $(shell $(CURDIR)/scripts/find-kernel)
+KERNELRELEASE ?= $(shell $(CURDIR)/scripts/build/find-kernel.sh)
 KDIR ?= /lib/modules/$(KERNELRELEASE)/build
 PREFIX ?= /usr
 DEPMOD ?= depmod
@@ -40,12 +40,12 @@ DKMS_SRC := $(DESTDIR)/usr/src/stt-$(VERSION)
 all: module plugin bpf
 
 # vport-stt.ko needs openvswitch.ko's own headers for this kernel's version
-# (scripts/ovs-source says why when there are none); STT_OVS_SRC=DIR
+# (scripts/build/ovs-source.sh says why when there are none); STT_OVS_SRC=DIR
 # names them, STT_OVS_SRC=none builds stt.ko alone.
 module:
-	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)'; run scripts/setup or set KDIR=" >&2; exit 1; }
+	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)'; run scripts/setup.sh or set KDIR=" >&2; exit 1; }
 	@ovs='$(STT_OVS_SRC)'; \
-	[ -n "$$ovs" ] || ovs=$$(scripts/ovs-source "$(KDIR)" "$(CURDIR)/.ovs-src"); \
+	[ -n "$$ovs" ] || ovs=$$(scripts/build/ovs-source.sh "$(KDIR)" "$(CURDIR)/.ovs-src"); \
 	[ "$$ovs" != none ] || ovs=; \
 	echo "flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) STT_OVS_SRC=$$ovs modules"; \
 	flock $(CURDIR)/.build.lock $(MAKE) -C $(KDIR) M=$(CURDIR) STT_OVS_SRC=$$ovs modules
@@ -61,34 +61,34 @@ bpf:
 	$(MAKE) -C tools/bpf
 
 check:
-	scripts/check
+	scripts/check/check.sh
 
 check-debug:
-	scripts/check-debug $(STT_CHECK_TESTS)
+	scripts/debug/check-debug.sh $(STT_CHECK_TESTS)
 
 style:
-	scripts/style
+	scripts/check/style.sh
 
 sparse:
-	scripts/sparse "$(KDIR)"
+	scripts/check/sparse.sh "$(KDIR)"
 
 demo:
-	scripts/demo
+	scripts/demo/demo.sh
 
 demo-ovn:
-	scripts/demo-ovn
+	scripts/demo/demo-ovn.sh
 
-# OVN_HOSTS_ARGS: scripts/ovn-hosts options, e.g. "--target deb13" or
-# "--reps 5"; "scripts/ovn-hosts --help" lists them.
+# OVN_HOSTS_ARGS: scripts/demo/ovn-hosts.sh options, e.g. "--target deb13" or
+# "--reps 5"; "scripts/demo/ovn-hosts.sh --help" lists them.
 demo-ovn-hosts:
-	scripts/setup
-	scripts/ovn-hosts --verbose $(OVN_HOSTS_ARGS)
+	scripts/setup.sh
+	scripts/demo/ovn-hosts.sh --verbose $(OVN_HOSTS_ARGS)
 
 bench:
-	scripts/bench $(BENCH_ARGS)
+	scripts/bench/bench.sh $(BENCH_ARGS)
 
 setup:
-	scripts/setup
+	scripts/setup.sh
 
 install: module plugin
 	install -d $(DESTDIR)$(MODDIR)
@@ -106,20 +106,20 @@ uninstall:
 # Sources only (no build products), then add, build and install with DKMS.
 # With DESTDIR= only the sources are copied.
 dkms-install:
-	install -d $(DKMS_SRC)/stt $(DKMS_SRC)/scripts
+	install -d $(DKMS_SRC)/stt $(DKMS_SRC)/scripts/build
 	cp Kbuild Makefile dkms.conf $(DKMS_SRC)/
 	cp stt/*.c stt/*.h $(DKMS_SRC)/stt/
 	cp -r include $(DKMS_SRC)/
-	cp scripts/find-kernel scripts/ovs-source $(DKMS_SRC)/scripts/
+	cp scripts/build/find-kernel.sh scripts/build/ovs-source.sh $(DKMS_SRC)/scripts/build/
 	$(if $(DESTDIR),,dkms add stt/$(VERSION) && dkms build stt/$(VERSION) -k $(KERNELRELEASE) && dkms install stt/$(VERSION) -k $(KERNELRELEASE))
 
 dkms-uninstall:
 	$(if $(DESTDIR),,-dkms remove stt/$(VERSION) --all)
 	rm -rf $(DKMS_SRC)
 
-# With dpkg-buildpackage, debhelper and dh-dkms (scripts/deb --help)
+# With dpkg-buildpackage, debhelper and dh-dkms (scripts/build/deb.sh --help)
 deb:
-	scripts/deb $(DEB_ARGS)
+	scripts/build/deb.sh $(DEB_ARGS)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

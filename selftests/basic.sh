@@ -15,7 +15,7 @@
 #   +--------------------+     |  with the namespace)     |
 #                              +--------------------------+
 #
-# Run in the VM:  scripts/vm-run -- selftests/run.sh basic.sh
+# Run in the VM:  scripts/vm/run.sh -- selftests/run.sh basic.sh
 # STT_LINK_ARGS: the arguments a device needs (default "external").
 
 # shellcheck source=selftests/lib.sh

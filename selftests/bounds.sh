@@ -23,7 +23,7 @@
 #   +----------------------------+     | vBC 203.0.113.1 -------+-----+- vC .2        |
 #                                      +------------------------+     +---------------+
 #
-# Run in the VM:  scripts/vm-run -- selftests/run.sh bounds.sh
+# Run in the VM:  scripts/vm/run.sh -- selftests/run.sh bounds.sh
 
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"

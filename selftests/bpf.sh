@@ -26,7 +26,7 @@
 # Each host has its own bpffs (TC_BPF_MNT), where tc pins the maps that
 # its programs share; bpftool fills them.
 #
-# Run in the VM:  scripts/vm-run -- selftests/run.sh bpf.sh
+# Run in the VM:  scripts/vm/run.sh -- selftests/run.sh bpf.sh
 # Environment: BPF_BYTES (bytes per transfer, default 10 MB), TESTS="...".
 
 # shellcheck source=selftests/lib.sh

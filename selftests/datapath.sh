@@ -28,7 +28,7 @@
 # impairment() puts a router between two peers (netem on its egress, see
 # there); external() has an external device reach two remotes (see there).
 #
-# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/datapath.sh
+# Run in the VM:  scripts/vm/run.sh --timeout 1500 -- selftests/datapath.sh
 # Environment: BIG (bytes of the main transfers, default 50 MB), SMALL
 # (bytes of the transfers on slow paths, default 10 MB), IMPAIR_BYTES
 # (default 5 MB), TESTS="..." for a subset.

@@ -10,15 +10,15 @@
 # packages leaves no file behind.
 #
 # It changes the system (packages, /lib/modules, /usr/src), so it only
-# runs in the throwaway guest of scripts/vm-run (STT_VM=1), best without
+# runs in the throwaway guest of scripts/vm/run.sh (STT_VM=1), best without
 # the tree's modules (--no-load; loaded ones are unloaded first and loaded
 # again at the end). apt needs no network: the dependencies (dkms,
 # debhelper...) are in the guest's root, and the second kernel's packages
-# are downloaded beforehand: by scripts/setup for Debian 12 (bookworm-
-# security's 6.12) and by scripts/vm-root for Debian 13 (the headers of
+# are downloaded beforehand: by scripts/setup.sh for Debian 12 (bookworm-
+# security's 6.12) and by scripts/vm/root.sh for Debian 13 (the headers of
 # its backports kernel), into /var/cache/stt-debs/second-kernel.
 #
-#   make deb && scripts/vm-run --no-load --timeout 3600 --env STT_DEB_TEST=1 \
+#   make deb && scripts/vm/run.sh --no-load --timeout 3600 --env STT_DEB_TEST=1 \
 #       --env SELFTEST_TIMEOUT=3300 -- selftests/run.sh deb.sh
 #
 # (make check runs it so, in a guest of its own). Without STT_DEB_TEST=1
@@ -102,8 +102,8 @@ fresh()
 
 	[[ -f $deb ]] || return 1
 	newer=$(cd "$STT_MODULE_DIR" && find Kbuild Makefile dkms.conf stt \
-		include tools/iproute2 tools/debian scripts/find-kernel \
-		scripts/ovs-source -newer "$deb" -type f -print -quit)
+		include tools/iproute2 tools/debian scripts/build/find-kernel.sh \
+		scripts/build/ovs-source.sh -newer "$deb" -type f -print -quit)
 	[[ -z $newer ]]
 }
 
@@ -120,9 +120,9 @@ build()
 		log_info "packages from make deb: $DEBS"
 	else
 		DEBS=$TMPD/debs
-		(cd "$STT_MODULE_DIR" && scripts/deb --out "$DEBS" --no-lintian) \
+		(cd "$STT_MODULE_DIR" && scripts/build/deb.sh --out "$DEBS" --no-lintian) \
 			>"$LOG" 2>&1
-		check_err $? "scripts/deb failed: $(tail -n 5 "$LOG")"
+		check_err $? "scripts/build/deb.sh failed: $(tail -n 5 "$LOG")"
 	fi
 	[[ -f "$DEBS/stt-dkms_${VERSION}_all.deb" &&
 	   -f $(echo "$DEBS"/stt-tools_"$VERSION"_*.deb) ]]
@@ -235,7 +235,7 @@ second_kernel()
 	RET=0
 	if [[ -z "$R2" ]]; then
 		log_skip "a second kernel's packages: DKMS builds for it" \
-			"no kernel packages in $SECOND_KERNEL_DEBS (scripts/setup, scripts/vm-root)"
+			"no kernel packages in $SECOND_KERNEL_DEBS (scripts/setup.sh, scripts/vm/root.sh)"
 		return
 	fi
 	if [[ "$R2" == "$R" ]]; then
@@ -294,12 +294,12 @@ purge()
 
 require_root
 if [[ -z "${STT_VM:-}" ]]; then
-	echo "SKIP: installs packages and kernels: runs only in scripts/vm-run's guest"
+	echo "SKIP: installs packages and kernels: runs only in scripts/vm/run.sh's guest"
 	exit "$ksft_skip"
 fi
 if [[ -z "${STT_DEB_TEST:-}" ]]; then
 	echo "SKIP: takes its own guest (it installs a kernel, and DKMS builds take minutes):"
-	echo "      scripts/vm-run --no-load --timeout 3600 --env STT_DEB_TEST=1 --env SELFTEST_TIMEOUT=3300 -- selftests/run.sh deb.sh"
+	echo "      scripts/vm/run.sh --no-load --timeout 3600 --env STT_DEB_TEST=1 --env SELFTEST_TIMEOUT=3300 -- selftests/run.sh deb.sh"
 	exit "$ksft_skip"
 fi
 require_command apt-get

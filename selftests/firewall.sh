@@ -26,7 +26,7 @@
 #   | vA 10.0.0.1/24 fd00::1 -----+-----+-- vB 10.0.0.2/24 fd00::2         |
 #   +-----------------------------+     +----------------------------------+
 #
-# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/firewall.sh
+# Run in the VM:  scripts/vm/run.sh --timeout 1500 -- selftests/firewall.sh
 # Needs nft (Debian package nftables); conntrack (package conntrack) for
 # the conntrack table checks.
 

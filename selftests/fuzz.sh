@@ -19,7 +19,7 @@
 #   | vA 10.0.0.1 fd00::1 -------+-----+-- vB 10.0.0.2 fd00::2             |
 #   +----------------------------+     +-----------------------------------+
 #
-# Run in the VM:  scripts/vm-run -- selftests/run.sh fuzz.sh
+# Run in the VM:  scripts/vm/run.sh -- selftests/run.sh fuzz.sh
 # FUZZ_COUNT: segments (default 100000; make check-debug sets 1000000).
 
 # shellcheck source=selftests/lib.sh

@@ -18,7 +18,7 @@
 #   | vA 10.0.0.1/24 fd00::1/64  ------+-----+-- vB 10.0.0.2/24 fd00::2/64 |
 #   +----------------------------------+     +-----------------------------+
 #
-# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/hostile.sh
+# Run in the VM:  scripts/vm/run.sh --timeout 1500 -- selftests/hostile.sh
 # HOSTILE_COUNT: packets per class (default 400; ~33 classes, ~17,000
 # packets). XFER_BYTES: size of each checksummed transfer (default 8 MB).
 

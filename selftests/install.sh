@@ -21,7 +21,7 @@
 #
 # On the host:  selftests/install.sh (as root: depmod, dkms; loads nothing)
 #               = the DESTDIR tests and the DKMS build
-# In the VM:    scripts/vm-run -- selftests/run.sh install.sh
+# In the VM:    scripts/vm/run.sh -- selftests/run.sh install.sh
 #               = the DESTDIR tests and the real install (STT_DKMS=1: DKMS too)
 
 # shellcheck disable=SC2317 # the tests run through tests_run
@@ -45,7 +45,7 @@ if [[ -n "$STT_VM" ]]; then
 fi
 
 TOP=$STT_MODULE_DIR
-R=${KERNELRELEASE:-$("$TOP/scripts/find-kernel")}
+R=${KERNELRELEASE:-$("$TOP/scripts/build/find-kernel.sh")}
 VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TOP/dkms.conf")
 ROOT=$(mktemp -d)
 LOG=$ROOT.log
@@ -298,7 +298,7 @@ require_command make
 require_command modprobe
 require_command depmod
 if [[ -z "$R" || ! -d "/lib/modules/$R/build" ]]; then
-	echo "SKIP: no kernel build tree (scripts/setup)"
+	echo "SKIP: no kernel build tree (scripts/setup.sh)"
 	exit "$ksft_skip"
 fi
 if [[ -n "$STT_VM" || $(id -u) -eq 0 ]]; then

@@ -8,7 +8,7 @@
 # 1,000 create/delete cycles, and two processes creating and deleting
 # devices at once (same port, some clashing keys). Afterwards the tunnel
 # works again. Hangs, leaks, "waiting for" messages and kernel complaints
-# fail the run (scripts/vm-run watches the kernel log).
+# fail the run (scripts/vm/run.sh watches the kernel log).
 #
 #   +---- $NS_A ------------------+     +---- $NS_B ------------------+
 #   | stt0 192.168.0.1/24         |     | stt0 192.168.0.2/24         |
@@ -21,7 +21,7 @@
 # ... netns): deleting the underlay's namespace deletes the device too, and
 # frees everything it held (make check-debug's kmemleak scan checks that).
 #
-# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/lifecycle.sh
+# Run in the VM:  scripts/vm/run.sh --timeout 1500 -- selftests/lifecycle.sh
 # CYCLES: create/delete cycles (default 1000); CONC: cycles per concurrent
 # process (default 300).
 

@@ -17,7 +17,7 @@
 #   | s0, s1, ... (kind stt, created and deleted here)  |
 #   +---------------------------------------------------+
 #
-# Run in the VM:  scripts/vm-run -- selftests/run.sh netlink.sh
+# Run in the VM:  scripts/vm/run.sh -- selftests/run.sh netlink.sh
 
 # shellcheck disable=SC2317 # the tests run through tests_run
 # shellcheck source=selftests/lib.sh

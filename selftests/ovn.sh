@@ -31,8 +31,8 @@
 # (ovn-nbctl --wait=hv) and vm1->vm2 throughput over STT against the same
 # topology with ovn-encap-type=geneve, in the same run.
 #
-# Run in the VM:  scripts/vm-run -- selftests/ovn.sh
-# make demo-ovn (scripts/demo-ovn) runs it alone with OVN_VERBOSE=1, which
+# Run in the VM:  scripts/vm/run.sh -- selftests/ovn.sh
+# make demo-ovn (scripts/demo/demo-ovn.sh) runs it alone with OVN_VERBOSE=1, which
 # also shows the NB/SB views and one chassis's bridges and STT device.
 
 SELFDIR=$(cd "$(dirname "$0")" && pwd)

@@ -23,7 +23,7 @@
 #
 # vport-stt.ko is loaded and unloaded here (insmod from the module
 # directory) so that adding a port can first be seen failing without it.
-# Run in the VM:  scripts/vm-run --modules stt.ko -- selftests/ovs.sh
+# Run in the VM:  scripts/vm/run.sh --modules stt.ko -- selftests/ovs.sh
 # (if the runner loaded vport-stt.ko too, it is reloaded before exiting).
 
 SELFDIR=$(cd "$(dirname "$0")" && pwd)

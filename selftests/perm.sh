@@ -19,7 +19,7 @@
 #   | 127.0.0.1:7999 TCP still answers     |
 #   +--------------------------------------+
 #
-# Run in the VM:  scripts/vm-run --timeout 1500 -- selftests/perm.sh
+# Run in the VM:  scripts/vm/run.sh --timeout 1500 -- selftests/perm.sh
 
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"

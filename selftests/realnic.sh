@@ -25,7 +25,7 @@
 #                          | vA 10.0.0.1 fd00::1 --------+---+ vB 10.0.0.2 fd00::2   |
 #                          +-----------------------------+   +-----------------------+
 #
-# Run in the VM:  scripts/vm-run -- selftests/run.sh realnic.sh
+# Run in the VM:  scripts/vm/run.sh -- selftests/run.sh realnic.sh
 # XFER_BYTES: bytes per transfer (default 4 MB).
 
 # shellcheck source=selftests/lib.sh

@@ -6,7 +6,7 @@
 #   selftests/run.sh [TEST.sh...]
 #
 # Runs every selftests/*.sh but lib.sh and run.sh (or the scripts named),
-# one after the other, as root (normally inside scripts/vm-run). Each
+# one after the other, as root (normally inside scripts/vm/run.sh). Each
 # script's output is shown prefixed with "# "; each script gives one
 # "ok N name" / "not ok N name" line (exit 4: "ok N name # SKIP").
 #

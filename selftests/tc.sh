@@ -24,7 +24,7 @@
 # The hosts $HA and $HB have no address on the inner network: everything
 # between $VA and $VB crosses the tunnel only through the tc rules.
 #
-# Run in the VM:  scripts/vm-run -- selftests/run.sh tc.sh
+# Run in the VM:  scripts/vm/run.sh -- selftests/run.sh tc.sh
 # Environment: TC_BYTES (bytes per transfer, default 10 MB), TESTS="...".
 
 # shellcheck source=selftests/lib.sh

@@ -7,7 +7,7 @@
  * (struct vport grew upcall_stats in 6.2) and with the configuration
  * (the netdev refcount tracker), so vport-stt is only ever compiled
  * against openvswitch.ko's own headers of the kernel's exact version:
- * scripts/ovs-source finds them (a full source tree, or Debian's
+ * scripts/build/ovs-source.sh finds them (a full source tree, or Debian's
  * linux-source-X.Y of the same version) and Kbuild puts their directory on
  * the include path.  Without them vport-stt.ko is not built at all.
  */

@@ -3,13 +3,13 @@
 #
 # vm-pair: run a command in two QEMU guests joined by a private wire.
 #
-#   scripts/vm-pair [options] -- CMD [ARGS...]
+#   scripts/vm/pair.sh [options] -- CMD [ARGS...]
 #
 #   guest a  virtio-net --- tap-a ---+
 #                                      bridge "br0"   (netns stt-pair-PID,
 #   guest b  virtio-net --- tap-b ---+               created and deleted here)
 #
-# Each guest is a scripts/vm-run guest (same root, modules, kernel checks)
+# Each guest is a scripts/vm/run.sh guest (same root, modules, kernel checks)
 # with one vCPU and one virtio-net NIC on a tap device (vnet_hdr, vhost off):
 # TSO and GRO, no UDP-tunnel segmentation offload. The taps and the bridge
 # live in a network namespace this script creates for the run and deletes
@@ -28,14 +28,14 @@
 
 set -e
 
-SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+SRCDIR=$(cd "$(dirname "$0")/../.." && pwd)
 ME=vm-pair
 
 say() { echo "$ME: $*" >&2; }
 
 usage() {
 	cat <<-EOF
-	Usage: scripts/vm-pair [options] -- CMD [ARGS...]
+	Usage: scripts/vm/pair.sh [options] -- CMD [ARGS...]
 
 	Two guests (a, b), one vCPU each, each with a virtio-net NIC on a tap
 	device; the taps are bridged inside a network namespace of our own.
@@ -45,7 +45,7 @@ usage() {
 	  --mem MB         memory per guest (default 1024)
 	  --b-log FILE     write guest b's output to FILE
 	  --b-delay SEC    start guest a SEC seconds after b (default 0)
-	  other options    passed to scripts/vm-run for both guests
+	  other options    passed to scripts/vm/run.sh for both guests
 	                   (--modules, --env, --timeout, --kernel, ...)
 	EOF
 }
@@ -103,7 +103,7 @@ guest() {	# $1 = role, $2 = our address, $3 = peer, $4 = MAC, then CMD
 	local role=$1 local_ip=$2 peer=$3 mac=$4
 
 	shift 4
-	ip netns exec "$ns" "$SRCDIR/scripts/vm-run" --smp "$smp" --mem "$mem" \
+	ip netns exec "$ns" "$SRCDIR/scripts/vm/run.sh" --smp "$smp" --mem "$mem" \
 		--qemu-arg -netdev \
 		--qemu-arg "tap,id=n0,ifname=tap-$role,script=no,downscript=no,vhost=off" \
 		--qemu-arg -device \

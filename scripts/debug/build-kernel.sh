@@ -5,9 +5,9 @@
 # net refcount trackers) from Debian's linux-source-6.1 for `make
 # check-debug`, with everything the selftests need built in.
 #
-#   scripts/build-debug-kernel [--force] [--print-vars]
+#   scripts/debug/build-kernel.sh [--force] [--print-vars]
 #
-# Config: x86_64_defconfig + scripts/debug-kernel.config (merge_config.sh),
+# Config: x86_64_defconfig + scripts/debug/kernel.config (merge_config.sh),
 # then olddefconfig; every option the fragment asks for is checked and the
 # ones that did not stick are printed (the required ones are fatal).
 #
@@ -16,7 +16,8 @@
 #   src/      the tarball, extracted (kept pristine: O= builds)
 #   build/    the O= build tree: arch/x86/boot/bzImage, Module.symvers
 #   root/     modules_install output: root/lib/modules/<release>/
-#   key       hash of tarball + fragment + this script, written on success
+#   key       hash of FORMAT, tarball, fragment (settings), gcc version;
+#             written on success
 # A run whose key matches does nothing (seconds). --force rebuilds anyway
 # (incrementally). The build runs under `nice -n 19`, -j$STT_JOBS (default:
 # number of CPUs).
@@ -28,10 +29,10 @@ set -e
 
 # Not the jobserver or variables of a calling make (make check-debug).
 unset MAKEFLAGS MFLAGS MAKELEVEL
-SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+SRCDIR=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${STT_CACHE:-/var/tmp/stt-cache}
 TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-FRAGMENT=$SRCDIR/scripts/debug-kernel.config
+FRAGMENT=$SRCDIR/scripts/debug/kernel.config
 TOP=$CACHE/debug-kernel
 JOBS=${STT_JOBS:-$(nproc)}
 ME=build-debug-kernel
@@ -84,10 +85,15 @@ tarkey() {
 	cut -d' ' -f2 "$TOP/tarball.sha"
 }
 
+# Bump when the way the kernel is built changes (steps, options, make
+# arguments): the key no longer hashes this script, so moving it or editing
+# a comment does not rebuild the kernel (the fragment's comments are not
+# hashed either).
+FORMAT=1
 key=$( {
+	echo "$FORMAT"
 	tarkey
-	sha256sum <"$FRAGMENT"
-	sha256sum <"$0"
+	grep -v '^#' "$FRAGMENT" | sha256sum
 	gcc --version | head -n 1
 } | sha256sum | cut -c1-16)
 

@@ -4,7 +4,7 @@
 
   vm-net-agent [--port 5990] [--addr 0.0.0.0]
 
-Listens on the private wire of scripts/vm-net (never anywhere else: vm-net's
+Listens on the private wire of scripts/vm/net.sh (never anywhere else: vm-net's
 guests have no other network). One request a connection, one line:
 
   TIMEOUT COMMAND-LINE

@@ -3,7 +3,7 @@
 #
 # Install from Debian what building and testing the STT module need.
 # Idempotent and silent when everything is already there; non-interactive
-# (CI runs it as root without a terminal). Usage: scripts/setup
+# (CI runs it as root without a terminal). Usage: scripts/setup.sh
 #
 # netperf lives in Debian's non-free component: if apt has no candidate for
 # it, a sources file adding "non-free" (same mirrors and keys as
@@ -52,7 +52,7 @@ missing_of() {
 
 need_root() {
 	if [ "$(id -u)" -ne 0 ]; then
-		say "missing packages: $*; run scripts/setup as root"
+		say "missing packages: $*; run scripts/setup.sh as root"
 		exit 1
 	fi
 }
@@ -119,7 +119,7 @@ install_netperf() {
 check_kernel() {
 	local img r
 
-	[ -n "$(scripts/find-kernel)" ] && return 0
+	[ -n "$(scripts/build/find-kernel.sh)" ] && return 0
 	need_root "linux-headers (matching /boot/vmlinuz-*)"
 	apt_update
 	for img in /boot/vmlinuz-*; do
@@ -127,7 +127,7 @@ check_kernel() {
 		r=${img#/boot/vmlinuz-}
 		apt_install "linux-headers-$r" >&2 || true
 	done
-	if [ -z "$(scripts/find-kernel)" ]; then
+	if [ -z "$(scripts/build/find-kernel.sh)" ]; then
 		say "no kernel release R with both /boot/vmlinuz-R and /lib/modules/R/build"
 		exit 1
 	fi

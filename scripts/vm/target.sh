@@ -4,25 +4,25 @@
 # target: the kernels and userlands the tree is built and tested on, each
 # made ready from Debian's archive, built for, and run in QEMU.
 #
-#   scripts/target list                       names, one a line, and what they are
-#   scripts/target prepare NAME               fetch the kernel (and root); print
+#   scripts/vm/target.sh list                       names, one a line, and what they are
+#   scripts/vm/target.sh prepare NAME               fetch the kernel (and root); print
 #                                             KEY=VALUE lines: root, release, kdir,
 #                                             source (linux-source tarball, as the
 #                                             target sees it), host_source, dir
-#   scripts/target build NAME                 build a copy of the tree for it; print its path
-#   scripts/target exec NAME CMD...           run CMD in that copy, in the target's
+#   scripts/vm/target.sh build NAME                 build a copy of the tree for it; print its path
+#   scripts/vm/target.sh exec NAME CMD...           run CMD in that copy, in the target's
 #                                             userland (chroot), with KDIR= its kernel
-#   scripts/target run NAME [VM-RUN OPTS] -- CMD...
+#   scripts/vm/target.sh run NAME [VM-RUN OPTS] -- CMD...
 #                                             vm-run CMD in that copy, on that kernel
-#   scripts/target vmargs NAME                the vm-run options of that kernel and
-#                                             root, one a line (for scripts/vm-net)
+#   scripts/vm/target.sh vmargs NAME                the vm-run options of that kernel and
+#                                             root, one a line (for scripts/vm/net.sh)
 #
 # Targets:
 #   deb12       Debian 12: the host's root and its kernel (linux-image-amd64,
 #               6.1), built in the checkout itself
 #   deb12-6.12  Debian 12 with bookworm-security's linux-image-6.12-amd64,
 #               the host's root
-#   deb13       Debian 13: a trixie root (scripts/vm-root) with trixie's
+#   deb13       Debian 13: a trixie root (scripts/vm/root.sh) with trixie's
 #               kernel (6.12), iproute2 6.15, Open vSwitch 3.5, OVN 25.03
 #   deb13-new   the same root with the newest kernel trixie-backports has
 #               (7.x)
@@ -40,7 +40,7 @@
 
 set -e
 
-SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+SRCDIR=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${STT_CACHE:-/var/tmp/stt-cache}
 ME=target
 TARGETS="deb12 deb12-6.12 deb13 deb13-new"
@@ -109,8 +109,8 @@ define() {
 	case $1 in
 	deb12)
 		T_ROOT=/
-		T_RELEASE=${KERNELRELEASE:-$("$SRCDIR/scripts/find-kernel")}
-		[ -n "$T_RELEASE" ] || die "no Debian 12 kernel with headers; run scripts/setup"
+		T_RELEASE=${KERNELRELEASE:-$("$SRCDIR/scripts/build/find-kernel.sh")}
+		[ -n "$T_RELEASE" ] || die "no Debian 12 kernel with headers; run scripts/setup.sh"
 		T_KDIR=/lib/modules/$T_RELEASE/build
 		T_DIR=$SRCDIR
 		;;
@@ -125,7 +125,7 @@ define() {
 			--modules-dir "$k/lib/modules/$T_RELEASE")
 		;;
 	deb13|deb13-new)
-		trixie=$("$SRCDIR/scripts/vm-root" trixie) || die "no trixie root"
+		trixie=$("$SRCDIR/scripts/vm/root.sh" trixie) || die "no trixie root"
 		T_ROOT=$trixie
 		if [ "$1" = deb13 ]; then
 			# trixie's own kernel: what linux-image-amd64 points at
@@ -152,7 +152,7 @@ define() {
 		fi
 		;;
 	sid)
-		T_ROOT=$("$SRCDIR/scripts/vm-root" sid) || die "no sid root"
+		T_ROOT=$("$SRCDIR/scripts/vm/root.sh" sid) || die "no sid root"
 		T_RELEASE=
 		T_KDIR=
 		;;
@@ -202,7 +202,7 @@ list)
 	for t in $TARGETS; do echo "$t"; done
 	;;
 prepare)
-	[ "$#" -eq 1 ] || die "usage: scripts/target prepare NAME"
+	[ "$#" -eq 1 ] || die "usage: scripts/vm/target.sh prepare NAME"
 	define "$1"
 	[ "$1" = deb12 ] && [ -z "$T_SOURCE" ] && [ -f /usr/src/linux-source-6.1.tar.xz ] &&
 		T_SOURCE=/usr/src/linux-source-6.1.tar.xz
@@ -211,7 +211,7 @@ prepare)
 		"source=$T_SOURCE" "host_source=${T_SOURCE:+$r$T_SOURCE}" "dir=$T_DIR"
 	;;
 build)
-	[ "$#" -eq 1 ] || die "usage: scripts/target build NAME"
+	[ "$#" -eq 1 ] || die "usage: scripts/vm/target.sh build NAME"
 	define "$1"
 	[ "$T_DIR" = "$SRCDIR" ] || sync_tree
 	if [ -z "$T_KDIR" ]; then
@@ -224,28 +224,28 @@ build)
 	echo "$T_DIR"
 	;;
 exec)
-	[ "$#" -ge 2 ] || die "usage: scripts/target exec NAME CMD..."
+	[ "$#" -ge 2 ] || die "usage: scripts/vm/target.sh exec NAME CMD..."
 	define "$1"
 	shift
 	target_exec "$@"
 	;;
 run)
-	[ "$#" -ge 1 ] || die "usage: scripts/target run NAME [VM-RUN OPTIONS] -- CMD..."
+	[ "$#" -ge 1 ] || die "usage: scripts/vm/target.sh run NAME [VM-RUN OPTIONS] -- CMD..."
 	define "$1"
 	[ -n "$T_KDIR" ] || die "$1 has no kernel to run"
-	[ -f "$T_DIR/stt.ko" ] || die "$1 is not built: scripts/target build $1"
+	[ -f "$T_DIR/stt.ko" ] || die "$1 is not built: scripts/vm/target.sh build $1"
 	T_VMARGS+=(--env "KERNELRELEASE=$T_RELEASE")
 	shift
 	cd "$T_DIR"
-	exec "$T_DIR/scripts/vm-run" "${T_VMARGS[@]}" "$@"
+	exec "$T_DIR/scripts/vm/run.sh" "${T_VMARGS[@]}" "$@"
 	;;
 vmargs)
-	[ "$#" -eq 1 ] || die "usage: scripts/target vmargs NAME"
+	[ "$#" -eq 1 ] || die "usage: scripts/vm/target.sh vmargs NAME"
 	define "$1"
 	[ -n "$T_KDIR" ] || die "$1 has no kernel to run"
 	printf '%s\n' "${T_VMARGS[@]}" --env "KERNELRELEASE=$T_RELEASE"
 	;;
 *)
-	die "usage: scripts/target list|prepare NAME|build NAME|run NAME [OPTS] -- CMD|vmargs NAME"
+	die "usage: scripts/vm/target.sh list|prepare NAME|build NAME|run NAME [OPTS] -- CMD|vmargs NAME"
 	;;
 esac

@@ -5,7 +5,7 @@
 # Mounts the API file systems, loads the modules, runs the job's command,
 # unloads the modules, reports on the result channel and powers off.
 #
-# Job file (written by scripts/vm-run, path from stt.job= on the command
+# Job file (written by scripts/vm/run.sh, path from stt.job= on the command
 # line): bash assignments of JOB_CWD, JOB_SRCDIR, JOB_MODULES (array of .ko
 # paths), JOB_ENV (array of NAME=VAL) and JOB_CMD (array).
 #
@@ -32,7 +32,7 @@ power_off() {
 	sleep 60
 }
 
-# Stage 1 normally did all this already (see scripts/vm-run).
+# Stage 1 normally did all this already (see scripts/vm/run.sh).
 if [ ! -e /proc/self ]; then
 	mount -t proc proc /proc
 	mount -t sysfs sysfs /sys

@@ -7,10 +7,10 @@
 # the checks and figures (convergence time, STT/Geneve throughput).
 
 set -e
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
-echo "demo-ovn: checking dependencies (scripts/setup)"
-scripts/setup
+echo "demo-ovn: checking dependencies (scripts/setup.sh)"
+scripts/setup.sh
 echo "demo-ovn: building stt.ko, vport-stt.ko and the iproute2 plugin"
 make -s module plugin >/dev/null
-exec scripts/vm-run --timeout 1200 --env OVN_VERBOSE=1 -- selftests/ovn.sh
+exec scripts/vm/run.sh --timeout 1200 --env OVN_VERBOSE=1 -- selftests/ovn.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""vm-net-ctl: the control channel of scripts/vm-net, on the host side.
+"""vm-net-ctl: the control channel of scripts/vm/net.sh, on the host side.
 
 Runs inside vm-net's private network namespace, listening on the bridge's
 address (192.0.2.254), so that a command in one guest can act on the run

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck disable=SC2317 # tests and c_* functions are called indirectly
-# shellcheck disable=SC2153 # STT_NET_* come from scripts/vm-net
+# shellcheck disable=SC2153 # STT_NET_* come from scripts/vm/net.sh
 #
-# OVN over STT across separate guests: the guest side of scripts/ovn-hosts,
-# run in every guest of scripts/vm-net (one kernel, one stt.ko and
+# OVN over STT across separate guests: the guest side of scripts/demo/ovn-hosts.sh,
+# run in every guest of scripts/vm/net.sh (one kernel, one stt.ko and
 # vport-stt.ko each; Debian's OVN and Open vSwitch, kernel datapath).
 #
 #   guest 1 192.0.2.1           guest 2 192.0.2.2        guest 3 192.0.2.3
@@ -38,7 +38,7 @@
 # (continuous pings between the others lose nothing) and all of it comes
 # back; teardown leaves no STT device and no module reference.
 #
-# Figures ("BENCH" records, as scripts/bench-guest's): vm1 -> vm2 (chassis
+# Figures ("BENCH" records, as scripts/bench/bench-guest.sh's): vm1 -> vm2 (chassis
 # 1 -> 2) TCP throughput, sender and receiver CPU (whole-guest /proc/stat)
 # over STT and over Geneve in the same topology (ovn-encap-type switched
 # live), repetitions in the order stt geneve geneve stt stt geneve...;
@@ -48,11 +48,11 @@
 # Environment: OVN_HOSTS_TESTS (a subset of the tests, in order),
 # OVN_HOSTS_REPS (3), OVN_HOSTS_DURATION (seconds per measurement, 8),
 # OVN_HOSTS_XBYTES (bytes per checked transfer, 1000000), OVN_VERBOSE=1
-# (the NB/SB views). Run it through scripts/ovn-hosts.
+# (the NB/SB views). Run it through scripts/demo/ovn-hosts.sh.
 
 set -u
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=selftests/lib.sh
 source "$REPO/selftests/lib.sh"
 
@@ -251,7 +251,7 @@ c_ports_add() {
 
 # c_rx_lro on|off: the NIC's rx-gro-hw (virtio-net's guest offloads, set
 # through its control queue): on, the tap hands this guest the sender's
-# TSO frames whole, like a NIC with LRO (as in scripts/vm-pair); off,
+# TSO frames whole, like a NIC with LRO (as in scripts/vm/pair.sh); off,
 # the host's tap cuts them to the wire's MTU first, and the guest's
 # software GRO merges what it can, like a NIC without LRO.
 c_rx_lro() {
@@ -868,7 +868,7 @@ test_figures() {
 	[ -z "$MEASURE_BAD" ]
 	check_err $? "measurements failed:$MEASURE_BAD"
 	log_test "vm1->vm2 (ch1->ch2) throughput and CPU, STT and Geneve, $REPS repetitions each, NIC modes: $MODES" \
-		"figures in the BENCH lines; judged by scripts/bench-report"
+		"figures in the BENCH lines; judged by scripts/bench/report.py"
 }
 
 # Two chassis send to the third at once (vm1 -> vm2 and vm3 -> vm5: ch1 and
@@ -1170,7 +1170,7 @@ chassis() {
 	local pid
 
 	say "guest $IDX (boot ${STT_NET_BOOT:-1}): chassis ch$IDX, agent on :$AGENT_PORT"
-	python3 "$REPO/scripts/vm-net-agent" --port "$AGENT_PORT" \
+	python3 "$REPO/scripts/vm/net-agent.py" --port "$AGENT_PORT" \
 		</dev/null >"$D/agent.log" 2>&1 &
 	pid=$!
 	# The driver says quit when done; the timeout covers a driver that died.
@@ -1191,7 +1191,7 @@ call)
 	;;
 '')
 	if [ -z "$IDX" ] || [ "$NCH" -lt 2 ] || [ -z "${STT_NET_MTU:-}" ]; then
-		echo "ovn-hosts-guest: run it through scripts/vm-net (STT_NET_*)"
+		echo "ovn-hosts-guest: run it through scripts/vm/net.sh (STT_NET_*)"
 		exit 2
 	fi
 	for c in ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-appctl \

@@ -6,10 +6,10 @@
 # side by side with VXLAN.
 
 set -e
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
-echo "demo: checking build dependencies (scripts/setup)"
-scripts/setup
+echo "demo: checking build dependencies (scripts/setup.sh)"
+scripts/setup.sh
 echo "demo: building stt.ko and the iproute2 plugin"
 make -s module plugin >/dev/null
-exec scripts/vm-run --modules stt.ko --timeout 600 -- scripts/demo-guest
+exec scripts/vm/run.sh --modules stt.ko --timeout 600 -- scripts/demo/demo-guest.sh

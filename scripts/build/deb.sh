@@ -4,7 +4,7 @@
 # deb: build the Debian packages of this tree with Debian's own tools
 # (dpkg-buildpackage, debhelper, dh-dkms) and check them with lintian.
 #
-#   scripts/deb [--out DIR] [--no-lintian]      ("make deb")
+#   scripts/build/deb.sh [--out DIR] [--no-lintian]      ("make deb")
 #
 #   stt-dkms_VERSION_all.deb     the module sources, registered with DKMS
 #   stt-tools_VERSION_ARCH.deb   the iproute2 plugin and <linux/stt.h>
@@ -14,7 +14,7 @@
 # build products) are copied into a temporary directory with
 # tools/debian/ as its debian/, and built there. The packages, .buildinfo
 # and .changes go to DIR (default results/deb/, emptied first). lintian,
-# if installed (scripts/setup installs it), runs over the .changes and
+# if installed (scripts/setup.sh installs it), runs over the .changes and
 # fails the build on any error (its warnings are shown).
 #
 # VERSION is PACKAGE_VERSION of dkms.conf; tools/debian/changelog must
@@ -22,7 +22,7 @@
 
 set -e
 
-SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+SRCDIR=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$SRCDIR/results/deb
 LINTIAN=1
 ME=deb
@@ -41,7 +41,7 @@ done
 
 for t in dpkg-buildpackage dh dh_dkms; do
 	command -v "$t" >/dev/null ||
-		die "no $t: run scripts/setup (dpkg-dev, debhelper, dh-dkms)"
+		die "no $t: run scripts/setup.sh (dpkg-dev, debhelper, dh-dkms)"
 done
 
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$SRCDIR/dkms.conf")

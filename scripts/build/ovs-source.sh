@@ -5,7 +5,7 @@
 # KDIR, so that vport-stt.ko is compiled against the exact layouts of the
 # module it links to, never against a guess.
 #
-#   scripts/ovs-source KDIR OUTDIR
+#   scripts/build/ovs-source.sh KDIR OUTDIR
 #
 # Prints a directory holding net/openvswitch/*.h of that kernel's version
 # and exits 0; or prints nothing, says on stderr why vport-stt.ko cannot be

@@ -6,11 +6,11 @@
 # is a script by its #! line or its extension, so extensionless scripts
 # in scripts/ and tools/ are found too.
 #
-#   scripts/lint shell|python
+#   scripts/check/lint.sh shell|python
 #
 # Prints the files' count and every finding; exit status 1 on a finding.
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 
 kind=${1:-}
 case $kind in

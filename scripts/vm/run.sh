@@ -5,7 +5,7 @@
 # Debian kernel, with freshly built modules loaded, and fail on any kernel
 # problem.
 #
-#   scripts/vm-run [options] -- CMD [ARGS...]
+#   scripts/vm/run.sh [options] -- CMD [ARGS...]
 #
 # The guest's root file system is the host's "/" (virtio-9p, read-only) under
 # an overlay with a tmpfs upper layer: every host tool is there, the checkout
@@ -25,31 +25,31 @@
 # Channels: ttyS0 kernel console (file), ttyS1 CMD output (file, followed
 # live), ttyS2 results (booted, status, module load/unload, kmemleak,
 # dmesg).
-# Stage 1 (scripts/vm-stage1) is a cached busybox initramfs that mounts the
-# root; stage 2 is scripts/vm-init (PID 1 after switch_root), which reads a
+# Stage 1 (scripts/vm/stage1.sh) is a cached busybox initramfs that mounts the
+# root; stage 2 is scripts/vm/init.sh (PID 1 after switch_root), which reads a
 # job file that we write to a temporary directory (visible to the guest
 # through the 9p root, or through a share of its own with --root).
 
 set -e
 
-SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+SRCDIR=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${STT_CACHE:-/var/tmp/stt-cache}
 ME=vm-run
 
 usage() {
 	cat <<-EOF
-	Usage: scripts/vm-run [options] -- CMD [ARGS...]
+	Usage: scripts/vm/run.sh [options] -- CMD [ARGS...]
 
 	Boot a Debian kernel in QEMU, load the module(s), run CMD as root in the
 	current directory, unload the module(s), check the kernel log.
 
 	Options:
 	  --root DIR           the guest's root file system (default: the host's
-	                       /); e.g. a Debian 13 root from scripts/vm-root.
+	                       /); e.g. a Debian 13 root from scripts/vm/root.sh.
 	                       The repository and the job are shared in at their
 	                       host paths; run from inside the repository
 	  --kernel R           kernel release (default: \$KERNELRELEASE, else
-	                       scripts/find-kernel with the host's root, else
+	                       scripts/build/find-kernel.sh with the host's root, else
 	                       the newest in DIR/boot: $(default_release))
 	  --kernel-image PATH  kernel image (default: ROOT/boot/vmlinuz-R)
 	  --modules-dir PATH   module tree for R (default: ROOT/lib/modules/R;
@@ -68,7 +68,7 @@ usage() {
 	  --append ARGS        extra kernel command line
 	  --keep-log FILE      save the full kernel console log to FILE
 	  --qemu-arg ARG       append ARG to QEMU's command line (repeatable;
-	                       e.g. a NIC, see scripts/vm-pair)
+	                       e.g. a NIC, see scripts/vm/pair.sh)
 	  --tcg-single         TCG with one host thread for all vCPUs (they run in
 	                       turn): Debian's 6.12 and 7.x kernels can crash in
 	                       text patching (static keys) when a vCPU runs
@@ -93,7 +93,7 @@ die() { say "$*"; exit 1; }
 
 default_release() {
 	if [ "${root:-/}" = / ]; then
-		"$SRCDIR/scripts/find-kernel"
+		"$SRCDIR/scripts/build/find-kernel.sh"
 	else
 		for img in "$root"/boot/vmlinuz-*; do
 			[ -f "$img" ] && echo "${img##*/vmlinuz-}"
@@ -153,7 +153,7 @@ done
 [ "$#" -gt 0 ] || { usage >&2; exit 2; }
 
 [ -n "$release" ] || release=$(default_release)
-[ -n "$release" ] || die "no kernel found (need $root/boot/vmlinuz-R and /lib/modules/R/build); run scripts/setup"
+[ -n "$release" ] || die "no kernel found (need $root/boot/vmlinuz-R and /lib/modules/R/build); run scripts/setup.sh"
 rootp=${root%/}
 kimage=${kimage:-$rootp/boot/vmlinuz-$release}
 moddir=${moddir:-$rootp/lib/modules/$release}
@@ -167,8 +167,8 @@ if [ "$root" != / ]; then
 fi
 [ -r "$kimage" ] || die "no kernel image '$kimage'"
 [ -d "$moddir" ] || die "no module directory '$moddir'"
-[ -x /bin/busybox ] || die "no /bin/busybox (package busybox-static); run scripts/setup"
-command -v qemu-system-x86_64 >/dev/null || die "no qemu-system-x86_64; run scripts/setup"
+[ -x /bin/busybox ] || die "no /bin/busybox (package busybox-static); run scripts/setup.sh"
+command -v qemu-system-x86_64 >/dev/null || die "no qemu-system-x86_64; run scripts/setup.sh"
 
 # Module paths, absolute (the guest sees the host's paths).
 kos=()
@@ -209,7 +209,7 @@ stage1_modules() {
 		sed "s|^$tmp/lib/modules/$release|$base|"
 }
 
-# A kernel with all of those built in (scripts/build-debug-kernel's) needs
+# A kernel with all of those built in (scripts/debug/build-kernel.sh's) needs
 # none of them in stage 1.
 stage1_builtin() {
 	local m
@@ -220,7 +220,7 @@ stage1_builtin() {
 }
 
 stage1_init() {
-	cat "$SRCDIR/scripts/vm-stage1"
+	cat "$SRCDIR/scripts/vm/stage1.sh"
 }
 
 build_initramfs() {
@@ -390,7 +390,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 touch "$work/console.log" "$work/output" "$work/result"
 
-# The job file is sourced by scripts/vm-init (bash) in the guest.
+# The job file is sourced by scripts/vm/init.sh (bash) in the guest.
 {
 	printf 'JOB_CWD=%q\n' "$PWD"
 	printf 'JOB_SRCDIR=%q\n' "$SRCDIR"
@@ -406,7 +406,7 @@ touch "$work/console.log" "$work/output" "$work/result"
 } >"$work/job"
 
 cmdline="console=ttyS0 loglevel=5 panic_on_warn=1 oops=panic panic=-1 printk.devkmsg=on"
-cmdline="$cmdline stt.init=$SRCDIR/scripts/vm-init stt.job=$work/job"
+cmdline="$cmdline stt.init=$SRCDIR/scripts/vm/init.sh stt.job=$work/job"
 
 # Another root: the repository and the job directory come in as shares of
 # their own, at the same paths. Modules outside ROOT/lib/modules get linked.
@@ -516,8 +516,10 @@ done < <(grep -E '^STT-(INSMOD|RMMOD)-FAIL ' "$res")
 # The kernel log: the console (complete, even after a panic) and dmesg.
 sed -n '/^STT-DMESG-BEGIN/,/^STT-DMESG-END/{/^STT-DMESG-/d;p}' "$res" >"$work/dmesg"
 [ -s "$work/dmesg" ] || cp "$work/console.log" "$work/dmesg"
-pattern='WARNING:|BUG:|RIP:|Call Trace:|unreferenced object|unregister_netdevice: waiting for|Kernel panic|ref_tracker:'
-hits=$(grep -hE "$pattern" "$work/console.log" "$work/dmesg" | sort -u | head -n 20)
+# What counts as a kernel problem: one extended regular expression a line
+# in kernel-problems.txt (scripts/debug/check-debug.sh reads it too).
+hits=$(grep -ahEf "$SRCDIR/scripts/vm/kernel-problems.txt" "$work/console.log" \
+	"$work/dmesg" | sort -u | head -n 20)
 if [ -n "$hits" ]; then
 	problems+=("kernel log: $(echo "$hits" | head -n 1 | sed 's/^\[[ 0-9.]*\] //')")
 fi
@@ -535,7 +537,7 @@ if [ "${#problems[@]}" -gt 0 ]; then
 		tail -n 60 "$work/console.log"
 		if [ -n "$hits" ]; then
 			echo "---- kernel log excerpt ----"
-			grep -hE -B 2 -A 25 "$pattern" "$work/dmesg" 2>/dev/null | head -n 120 ||
+			grep -ahEf "$SRCDIR/scripts/vm/kernel-problems.txt" -B 2 -A 25 "$work/dmesg" 2>/dev/null | head -n 120 ||
 				true
 		fi
 		if grep -q '^unreferenced object' "$res"; then

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench-report DIR: turn the raw records of a scripts/bench run (DIR/raw.jsonl,
-# "BENCH {json}" lines from scripts/bench-guest, plus DIR/meta.json) into
+# bench-report DIR: turn the raw records of a scripts/bench/bench.sh run (DIR/raw.jsonl,
+# "BENCH {json}" lines from scripts/bench/bench-guest.sh, plus DIR/meta.json) into
 # DIR/results.json (raw records, medians, spreads, ratios, targets),
 # DIR/report.txt (the table, also printed) and DIR/chart.png (gnuplot).
 #
@@ -39,7 +39,7 @@ SECTIONS = [  # (scenario, offload, title)
     ("onevm", "espnull", "One VM, two netns, veth: the same with ESP's null "
      "cipher and null authentication (ESP's framing without the cipher)"),
 ]
-OVN_MODES = [  # (offload, title) of scripts/ovn-hosts-guest's NIC modes
+OVN_MODES = [  # (offload, title) of scripts/demo/ovn-hosts-guest.sh's NIC modes
     ("virtio", "rx-gro-hw on: the receiver gets TSO frames whole (like "
      "LRO), as make bench's two guests"),
     ("virtio-mtu", "rx-gro-hw off: the receiver gets MTU-sized segments, "
@@ -426,7 +426,7 @@ def main():
 
 
 def ovn_section(p, g, infos, meta):
-    """The OVN-across-guests figures (scripts/ovn-hosts-guest): STT against
+    """The OVN-across-guests figures (scripts/demo/ovn-hosts-guest.sh): STT against
     Geneve per NIC mode, then the BENCH-INFO figures. Returns them."""
     res = {}
     modes = [(m, t) for m, t in OVN_MODES if g("ovn", m, "tcp1", "stt")]

@@ -7,14 +7,14 @@
 # response), plus the cost of many devices. Runs in QEMU guests:
 #
 #   pair    two guests of one vCPU each, virtio-net NICs on taps bridged in
-#           a private netns (scripts/vm-pair): TSO, GRO, no UDP-tunnel
+#           a private netns (scripts/vm/pair.sh): TSO, GRO, no UDP-tunnel
 #           offload -- the seed's two machines
 #   onevm   one guest, two netns joined by veth, the underlay's offloads
 #           switched: full / TSO without UDP-tunnel segmentation / no TSO
 #   scale   in the onevm guest: one STT tunnel among 1, 100, 1000 STT
 #           devices (creation and deletion time per device, throughput and
 #           TCP_RR as a ratio to the tunnel alone)
-#   ovn     OVN across three guests (scripts/ovn-hosts --figures): one TCP
+#   ovn     OVN across three guests (scripts/demo/ovn-hosts.sh --figures): one TCP
 #           stream between VMs on different chassis over
 #           ovn-encap-type=stt against geneve, convergence, reassembly
 #           memory on the busiest chassis
@@ -25,12 +25,12 @@
 # (results/latest points at the newest).
 
 set -e
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 SRCDIR=$PWD
 
 usage() {
 	cat <<-EOF
-	Usage: scripts/bench [options]     (make bench BENCH_ARGS="...")
+	Usage: scripts/bench/bench.sh [options]     (make bench BENCH_ARGS="...")
 
 	  --quick             one VM only (onevm + scale), 2 s x 3, fewer tests:
 	                      under 10 minutes
@@ -100,7 +100,7 @@ while [ "$#" -gt 0 ]; do
 	-h|--help) usage; exit 0 ;;
 	--report)
 		[ -f "$2/raw.jsonl" ] || die "no $2/raw.jsonl"
-		exec python3 "$SRCDIR/scripts/bench-report" "$2" ;;
+		exec python3 "$SRCDIR/scripts/bench/report.py" "$2" ;;
 	esac
 	[ "$#" -ge 2 ] || die "$1 needs an argument"
 	case $1 in
@@ -147,9 +147,9 @@ fi
 has onevm || offloads=
 has scale || devices=
 
-command -v qemu-system-x86_64 >/dev/null || die "no QEMU: run scripts/setup"
+command -v qemu-system-x86_64 >/dev/null || die "no QEMU: run scripts/setup.sh"
 command -v netperf >/dev/null || say "netperf not installed: iperf3 and sockperf stand in"
-command -v gnuplot >/dev/null || say "no gnuplot: no chart (scripts/setup installs gnuplot-nox)"
+command -v gnuplot >/dev/null || say "no gnuplot: no chart (scripts/setup.sh installs gnuplot-nox)"
 
 if [ -n "$build" ]; then
 	say "building stt.ko and the iproute2 plugin"
@@ -195,8 +195,8 @@ if has pair; then
 	tmo=$((300 + n * (duration + 15)))
 	# --perf: one more run per test and tunnel, and perf's start-up.
 	[ ${#perf[@]} -eq 0 ] || tmo=$((300 + (n + n / reps) * (duration + 30)))
-	scripts/vm-pair "${vmopts[@]}" "${pairopts[@]}" --timeout "$tmo" \
-		--b-log "$out/pair-b.log" -- scripts/bench-guest pair "${common[@]}" \
+	scripts/vm/pair.sh "${vmopts[@]}" "${pairopts[@]}" --timeout "$tmo" \
+		--b-log "$out/pair-b.log" -- scripts/bench/bench-guest.sh pair "${common[@]}" \
 		--tests "$pair_tests" 2>&1 | progress "$out/pair.log"
 	rc=${PIPESTATUS[0]}
 	set -e
@@ -219,9 +219,9 @@ if [ -n "$offloads" ] || [ -n "$devices" ]; then
 	vmopts1=()
 	[ "$icount" = off ] || vmopts1=(--icount "$icount")
 	[ -z "$cpu" ] || vmopts1+=(--qemu-arg -cpu --qemu-arg "$cpu")
-	scripts/vm-run "${vmopts[@]}" "${vmopts1[@]}" --smp "$smp" \
+	scripts/vm/run.sh "${vmopts[@]}" "${vmopts1[@]}" --smp "$smp" \
 		--timeout $((300 + n * (duration + 15))) -- \
-		scripts/bench-guest onevm "${common[@]}" "${mode_args[@]}" \
+		scripts/bench/bench-guest.sh onevm "${common[@]}" "${mode_args[@]}" \
 		--offloads "$offloads" --scale "$devices" 2>&1 |
 		progress "$out/onevm.log"
 	rc=${PIPESTATUS[0]}
@@ -234,7 +234,7 @@ if has ovn; then
 	say "OVN across three guests: ${reps} x STT and Geneve, two NIC modes, ${duration} s each"
 	t0=$(date +%s)
 	set +e
-	scripts/ovn-hosts --figures --modules-from "$out/snap" --reps "$reps" \
+	scripts/demo/ovn-hosts.sh --figures --modules-from "$out/snap" --reps "$reps" \
 		--duration "$duration" --out "$out/ovn" 2>&1 | progress "$out/ovn.log"
 	rc=${PIPESTATUS[0]}
 	set -e
@@ -249,7 +249,7 @@ python3 - "$out/meta.json" <<-EOF
 	import json, sys
 	json.dump({
 	    "date": "$stamp", "commit": "$(git describe --always --dirty 2>/dev/null)",
-	    "kernel": "$(scripts/find-kernel)", "quick": bool("$quick"),
+	    "kernel": "$(scripts/build/find-kernel.sh)", "quick": bool("$quick"),
 	    "scenarios": "$scenarios", "tunnels": "$tunnels",
 	    "duration": $duration, "reps": $reps, "tool": "$tool",
 	    "multi_tool": "$multi_tool", "onevm_smp": $smp,
@@ -260,6 +260,6 @@ python3 - "$out/meta.json" <<-EOF
 	}, open(sys.argv[1], "w"), indent=1)
 EOF
 echo
-python3 scripts/bench-report "$out"
+python3 scripts/bench/report.py "$out"
 say "results in $out ($(($(date +%s) - t_start)) s; ${timings[*]})"
 exit "$status"

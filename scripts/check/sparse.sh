@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/sparse [KDIR]: build the module with sparse on every source file
+# scripts/check/sparse.sh [KDIR]: build the module with sparse on every source file
 # (make -C KDIR M=<repo> C=2 modules) and fail if sparse reports anything
-# about our files.  KDIR defaults to the build tree of scripts/find-kernel.
+# about our files.  KDIR defaults to the build tree of scripts/build/find-kernel.sh.
 #
 # Only diagnostics located in this repository count: Debian's kernel headers
 # make sparse complain about themselves now and then, which is neither ours
@@ -15,8 +15,8 @@
 # Exit 1 on findings or a failed build, 2 on missing tools.
 set -u
 
-repo=$(cd "$(dirname "$0")/.." && pwd) || exit 2
-kdir=${1:-/lib/modules/$("$repo/scripts/find-kernel")/build}
+repo=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
+kdir=${1:-/lib/modules/$("$repo/scripts/build/find-kernel.sh")/build}
 
 command -v sparse >/dev/null || {
 	echo "sparse: sparse is not installed (apt-get install sparse)" >&2
@@ -36,7 +36,7 @@ fi
 re=$(sed 's/[][\\.*^$+?(){}|]/\\&/g' <<<"$repo")
 
 # vport-stt too, where its Open vSwitch headers are at hand.
-ovs=$("$repo/scripts/ovs-source" "$kdir" "$repo/.ovs-src" 2>/dev/null)
+ovs=$("$repo/scripts/build/ovs-source.sh" "$kdir" "$repo/.ovs-src" 2>/dev/null)
 # Serialized with "make module": both write the same objects.
 out=$(flock "$repo/.build.lock" make -C "$kdir" M="$repo" STT_OVS_SRC="$ovs" \
 	C=2 modules 2>&1)

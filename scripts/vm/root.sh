@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-root: make (once) a Debian root file system for scripts/vm-run --root,
+# vm-root: make (once) a Debian root file system for scripts/vm/run.sh --root,
 # from Debian's archive with mmdebstrap, and print its path.
 #
-#   scripts/vm-root SUITE
+#   scripts/vm/root.sh SUITE
 #
 # SUITE "sid" is a small root without a kernel, for the iproute2 plugin's
-# test against the newest ip (scripts/target's plugin-test).
+# test against the newest ip (scripts/vm/target.sh's plugin-test).
 # SUITE is "trixie" (Debian 13): trixie's kernel, headers, source,
 # toolchain, iproute2, Open vSwitch and OVN, plus the newest kernel
 # trixie-backports packages (image, headers, source), so that one root
@@ -21,7 +21,7 @@
 # in /var/cache/stt-debs/second-kernel (selftests/deb.sh installs it).
 #
 # Runs as root (mmdebstrap --mode=root, chroot). Modules for the root's
-# kernels are built inside it (scripts/target), as its kbuild binaries need
+# kernels are built inside it (scripts/vm/target.sh), as its kbuild binaries need
 # its own libc.
 
 set -e
@@ -33,10 +33,10 @@ say() { echo "$ME: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 suite=${1:-}
-[ -n "$suite" ] || die "usage: scripts/vm-root SUITE (trixie, sid)"
+[ -n "$suite" ] || die "usage: scripts/vm/root.sh SUITE (trixie, sid)"
 
 # What the selftests and the in-root module build need. Recommends are
-# off, as in scripts/setup.
+# off, as in scripts/setup.sh.
 case $suite in
 trixie)
 	PACKAGES="linux-image-amd64 linux-headers-amd64 gcc make bc flex bison
@@ -86,7 +86,7 @@ if [ -f "$root/.stt-root-complete" ]; then
 fi
 
 [ "$(id -u)" -eq 0 ] || die "building the $suite root needs root"
-command -v mmdebstrap >/dev/null || die "no mmdebstrap; run scripts/setup"
+command -v mmdebstrap >/dev/null || die "no mmdebstrap; run scripts/setup.sh"
 
 mkdir -p "$CACHE/roots"
 for old in "$CACHE/roots/$suite"-*; do

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/style [FILE...]: checkpatch.pl --strict --no-tree -f over the
+# scripts/check/style.sh [FILE...]: checkpatch.pl --strict --no-tree -f over the
 # driver (stt/*.[ch]), the headers (include/**/*.h), the iproute2 plugin
 # (tools/iproute2/*.[ch]), the tc BPF programs (tools/bpf/*.c) and the
 # selftests' test-only kernel module (selftests/helpers/stt_csum_complete.c),
@@ -16,7 +16,7 @@
 set -u
 shopt -s nullglob globstar
 
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 
 CACHE=${STT_CACHE:-/var/tmp/stt-cache}
 TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}

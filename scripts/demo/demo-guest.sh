@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The demo itself, run inside the VM by scripts/demo (stt.ko is loaded).
+# The demo itself, run inside the VM by scripts/demo/demo.sh (stt.ko is loaded).
 #
 #   host-a                                        host-b
 #   stt0  10.10.0.1  ---- STT, key 1000 ----  10.10.0.2  stt0
@@ -12,7 +12,7 @@
 # STT was designed for.
 
 set -u
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 export IP_LIB_DIR=$REPO/tools/iproute2
 A=host-a
 B=host-b

@@ -3,35 +3,35 @@
 #
 # ovn-hosts: OVN over STT across separate QEMU guests (make demo-ovn-hosts).
 #
-#   scripts/ovn-hosts [options]
+#   scripts/demo/ovn-hosts.sh [options]
 #
-# Builds the modules, boots three guests with scripts/vm-net (each its own
+# Builds the modules, boots three guests with scripts/vm/net.sh (each its own
 # kernel, stt.ko and vport-stt.ko, virtio-net NICs on a private bridge of
-# MTU 1600) and runs scripts/ovn-hosts-guest in them: guest 1 holds the
+# MTU 1600) and runs scripts/demo/ovn-hosts-guest.sh in them: guest 1 holds the
 # central NB/SB databases, ovn-northd and chassis 1, guests 2 and 3 one
 # chassis each, two VMs (network namespaces) per chassis on two logical
 # switches joined by a logical router. Guest 1 runs the checks and the
-# figures; see scripts/ovn-hosts-guest for what they are.
+# figures; see scripts/demo/ovn-hosts-guest.sh for what they are.
 #
 # Prints the TEST lines, "N passed, N failed, N skipped" and the report of
-# the figures (scripts/bench-report: STT against Geneve, convergence,
+# the figures (scripts/bench/report.py: STT against Geneve, convergence,
 # reassembly memory); keeps everything in results/ovn-hosts-STAMP/ (each
 # guest's output g1.log..., the control channel's ctl.log, the capture
 # keys.pcap, raw.jsonl, report.txt). Exit status 1 if a check failed,
 # 124/125 on a guest's timeout or kernel problem.
 
 set -e
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 SRCDIR=$PWD
 
 usage() {
 	cat <<-EOF
-	Usage: scripts/ovn-hosts [options]     (make demo-ovn-hosts OVN_HOSTS_ARGS="...")
+	Usage: scripts/demo/ovn-hosts.sh [options]     (make demo-ovn-hosts OVN_HOSTS_ARGS="...")
 
 	  --figures          the figures only (setup, tunnels, pings, STT/Geneve,
 	                     reassembly, teardown): what make bench runs
 	  --tests LIST       the guest's tests to run, in order (names of
-	                     scripts/ovn-hosts-guest without "test_", comma-separated)
+	                     scripts/demo/ovn-hosts-guest.sh without "test_", comma-separated)
 	  --reps N           repetitions per encapsulation and NIC mode (default 3)
 	  --duration S       seconds per measurement (default 8)
 	  --modes LIST       NIC modes measured: virtio (rx-gro-hw on, as make
@@ -39,8 +39,8 @@ usage() {
 	                     MTU-sized segments, software GRO); default both
 	  --guests N         chassis = guests (default 3)
 	  --mem MB           memory per guest (default 1024)
-	  --target NAME      kernel and userland (scripts/target list; default
-	                     deb12, this host's); built with scripts/target build
+	  --target NAME      kernel and userland (scripts/vm/target.sh list; default
+	                     deb12, this host's); built with scripts/vm/target.sh build
 	  --timeout S        per guest (default 5400)
 	  --out DIR          results directory (default results/ovn-hosts-STAMP)
 	  --modules-from DIR take stt.ko and vport-stt.ko from DIR, build nothing
@@ -88,9 +88,9 @@ while [ "$#" -gt 0 ]; do
 	esac
 	shift 2
 done
-[ "$(id -u)" -eq 0 ] || die "needs root (scripts/vm-net: network namespace, taps)"
+[ "$(id -u)" -eq 0 ] || die "needs root (scripts/vm/net.sh: network namespace, taps)"
 for c in qemu-system-x86_64 tcpdump tshark; do
-	command -v "$c" >/dev/null || die "no $c: run scripts/setup"
+	command -v "$c" >/dev/null || die "no $c: run scripts/setup.sh"
 done
 
 # The tree to run: this checkout (deb12) or the target's build copy.
@@ -98,9 +98,9 @@ vmargs=()
 dir=$SRCDIR
 if [ "$target" != deb12 ]; then
 	[ -z "$modfrom" ] || die "--modules-from: only with the deb12 target"
-	say "building for $target (scripts/target build $target)"
-	dir=$(scripts/target build "$target")
-	mapfile -t vmargs < <(scripts/target vmargs "$target")
+	say "building for $target (scripts/vm/target.sh build $target)"
+	dir=$(scripts/vm/target.sh build "$target")
+	mapfile -t vmargs < <(scripts/vm/target.sh vmargs "$target")
 	[ "${#vmargs[@]}" -gt 0 ] || die "no vm-run options for $target"
 elif [ -n "$build" ]; then
 	say "building stt.ko, vport-stt.ko and the iproute2 plugin"
@@ -108,7 +108,7 @@ elif [ -n "$build" ]; then
 fi
 moddir=${modfrom:-$dir}
 [ -f "$moddir/vport-stt.ko" ] ||
-	die "no $moddir/vport-stt.ko: it needs Debian's linux-source of the kernel (scripts/setup; make module says why)"
+	die "no $moddir/vport-stt.ko: it needs Debian's linux-source of the kernel (scripts/setup.sh; make module says why)"
 
 stamp=$(date +%Y%m%d-%H%M%S)
 out=${out:-results/ovn-hosts-$stamp}
@@ -133,11 +133,11 @@ say "$guests guests ($target), results in $out"
 set +e
 # Staggered boots: booting is the guests' busiest time, and a vCPU starved
 # for 20 s makes the kernel report a soft lockup or an RCU stall.
-(cd "$dir" && "$dir/scripts/vm-net" --guests "$guests" --mtu 1600 --mem "$mem" \
+(cd "$dir" && "$dir/scripts/vm/net.sh" --guests "$guests" --mtu 1600 --mem "$mem" \
 	--stagger 15 \
 	--log-dir "$out" --timeout "$timeout_s" "${vmargs[@]}" \
 	--modules "$moddir/stt.ko $moddir/vport-stt.ko" "${envs[@]}" \
-	-- scripts/ovn-hosts-guest)
+	-- scripts/demo/ovn-hosts-guest.sh)
 rc=$?
 set -e
 read -r load_end _ </proc/loadavg
@@ -157,7 +157,7 @@ python3 - "$out/meta.json" <<-EOF
 EOF
 echo
 if [ -s "$out/raw.jsonl" ]; then
-	python3 scripts/bench-report "$out" >/dev/null || true
+	python3 scripts/bench/report.py "$out" >/dev/null || true
 	cat "$out/report.txt" 2>/dev/null || true
 fi
 summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/g1.log" | tail -n 1)

@@ -3,22 +3,22 @@
 #
 # What "make check-debug" runs: the selftests in one QEMU guest booting a
 # debug kernel (KASAN, kmemleak, lockdep, UBSAN, net refcount trackers; see
-# scripts/debug-kernel.config), with stt.ko and vport-stt.ko built against
+# scripts/debug/kernel.config), with stt.ko and vport-stt.ko built against
 # it (vport-stt.c against the kernel source's own net/openvswitch headers).
 #
-#   scripts/check-debug [TEST.sh...]
+#   scripts/debug/check-debug.sh [TEST.sh...]
 #
-# 1. scripts/build-debug-kernel: builds the kernel once into
+# 1. scripts/debug/build-kernel.sh: builds the kernel once into
 #    $STT_CACHE/debug-kernel (default /var/tmp/stt-cache); later runs skip it.
 # 2. The sources are copied to $STT_CACHE/debug-module (build products there
 #    are kept, so the rebuild is incremental) and the modules and the
 #    iproute2 plugin are built there: the repository's own .ko's, built for
 #    Debian's kernel, are not touched. In the guest STT_MODULE_DIR points at
 #    that copy.
-# 3. scripts/vm-run boots the debug kernel, loads the debug modules, runs
+# 3. scripts/vm/run.sh boots the debug kernel, loads the debug modules, runs
 #    selftests/run.sh of that copy (tests and modules of one moment: the
 #    tree may change while the run goes on); at the end (after rmmod) the
-#    guest scans kmemleak (scripts/vm-init) and vm-run fails on any leak,
+#    guest scans kmemleak (scripts/vm/init.sh) and vm-run fails on any leak,
 #    WARNING, BUG (KASAN, lockdep, sleeping in atomic), ref_tracker
 #    report, oops or panic. The console log is kept and also searched for
 #    UBSAN/KASAN/lockdep reports.
@@ -29,10 +29,10 @@
 # Environment: STT_CACHE, STT_DEBUG_TIMEOUT (seconds for the guest run,
 # default 10800), STT_DEBUG_MEM (guest MB, default 3072), FUZZ_COUNT
 # (segments for selftests/fuzz.sh, default 1000000), VMRUN_ARGS (extra
-# scripts/vm-run options), STT_JOBS (make -j, default: number of CPUs).
+# scripts/vm/run.sh options), STT_JOBS (make -j, default: number of CPUs).
 # Builds run under nice -n 19.
 #
-# Internal: scripts/check-debug --guest MODDIR CMD... is the command run in
+# Internal: scripts/debug/check-debug.sh --guest MODDIR CMD... is the command run in
 # the guest: it makes MODDIR the guest's /lib/modules/$(uname -r) (modprobe
 # then knows the built-in modules) and runs CMD.
 
@@ -61,7 +61,7 @@ fi
 
 # Not the jobserver or variables of a calling make (make check-debug).
 unset MAKEFLAGS MFLAGS MAKELEVEL
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 CACHE=${STT_CACHE:-/var/tmp/stt-cache}
 MOD=$CACHE/debug-module
 JOBS=${STT_JOBS:-$(nproc)}
@@ -70,7 +70,7 @@ timings=()
 lap() { timings+=("$(printf '%-10s %6ss' "$1" $(($(date +%s) - $2)))"); }
 
 start=$(date +%s)
-vars=$(scripts/build-debug-kernel --print-vars) || { say "debug kernel build failed"; exit 1; }
+vars=$(scripts/debug/build-kernel.sh --print-vars) || { say "debug kernel build failed"; exit 1; }
 eval "$vars"
 lap kernel "$start"
 
@@ -99,8 +99,8 @@ say "building the modules against $DEBUG_KDIR"
 # survive from an older build.
 rm -f "$MOD"/*.ko
 # vport-stt.ko against the kernel source's own Open vSwitch headers
-# (scripts/ovs-source finds them in the full tree).
-ovs=$(scripts/ovs-source "$DEBUG_KDIR" "$MOD/.ovs-src")
+# (scripts/build/ovs-source.sh finds them in the full tree).
+ovs=$(scripts/build/ovs-source.sh "$DEBUG_KDIR" "$MOD/.ovs-src")
 if ! nice -n 19 make -C "$DEBUG_KDIR" M="$MOD" STT_OVS_SRC="$ovs" -j"$JOBS" \
 	modules >"$MOD.build.log" 2>&1; then
 	cat "$MOD.build.log" >&2
@@ -150,21 +150,22 @@ start=$(date +%s)
 # does not boot for this kernel (no console output at all): boot the
 # bzImage itself.
 # shellcheck disable=SC2086 # lists of words
-STT_VM_BZIMAGE=1 scripts/vm-run --kernel "$DEBUG_RELEASE" --kernel-image "$DEBUG_IMAGE" \
+STT_VM_BZIMAGE=1 scripts/vm/run.sh --kernel "$DEBUG_RELEASE" --kernel-image "$DEBUG_IMAGE" \
 	--modules-dir "$DEBUG_MODDIR" --modules "${kos[*]}" \
 	--mem "${STT_DEBUG_MEM:-3072}" --timeout "${STT_DEBUG_TIMEOUT:-10800}" \
 	--env STT_MODULE_DIR="$MOD" --env SELFTEST_TIMEOUT="${SELFTEST_TIMEOUT:-3600}" \
 	--env FUZZ_COUNT="${FUZZ_COUNT:-1000000}" \
 	--keep-log "$console" ${VMRUN_ARGS:-} \
-	-- "$MOD/scripts/check-debug" --guest "$DEBUG_MODDIR" \
+	-- "$MOD/scripts/debug/check-debug.sh" --guest "$DEBUG_MODDIR" \
 	"$MOD/selftests/run.sh" "$@" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 lap selftests "$start"
 
-# vm-run already fails (125) on WARNING/BUG/leaks; these reports have their
-# own markers: look for them too, in case a format slips past its patterns.
-reports=$(grep -aE 'UBSAN:|BUG: KASAN|KASAN:|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|unreferenced object|ref_tracker:|Kernel panic' \
-	"$console" 2>/dev/null | sort -u | head -n 20)
+# vm-run already fails (125) on these; the whole console is searched again
+# with the same patterns so that the report names every line (vm-run shows
+# the first).
+reports=$(grep -aEf scripts/vm/kernel-problems.txt "$console" 2>/dev/null |
+	sort -u | head -n 20)
 
 summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
 lap total "$total_start"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The measurements of make bench, run as root inside a guest started by
-# scripts/bench (through scripts/vm-run or scripts/vm-pair).
+# scripts/bench/bench.sh (through scripts/vm/run.sh or scripts/vm/pair.sh).
 #
 #   bench-guest onevm [options]   one VM, two hosts = network namespaces:
 #
@@ -24,7 +24,7 @@
 #     then, with --scale, one STT tunnel among 1, 100, 1000 STT devices in
 #     netns a (distinct keys and remotes), over the "tso" wire.
 #
-#   bench-guest pair [options]    two guests from scripts/vm-pair, one vCPU
+#   bench-guest pair [options]    two guests from scripts/vm/pair.sh, one vCPU
 #     each; the same tunnels over their virtio-net NICs (TSO, GRO, no
 #     UDP-tunnel offload). Guest b runs the servers and a small agent that
 #     reports its /proc/stat, guest a drives the tests and tells b when to
@@ -58,7 +58,7 @@
 # /proc/stat deltas, user+nice+system+irq+softirq, in % of one CPU.
 
 set -u
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 export IP_LIB_DIR=${IP_LIB_DIR:-$REPO/tools/iproute2}
 
 MODE=${1:-}
@@ -786,7 +786,7 @@ pair)
 	case ${STT_PAIR_ROLE:-} in
 	a) pair_a ;;
 	b) pair_b ;;
-	*) fail "pair: STT_PAIR_ROLE is not set (run through scripts/vm-pair)" ;;
+	*) fail "pair: STT_PAIR_ROLE is not set (run through scripts/vm/pair.sh)" ;;
 	esac ;;
 *) echo "usage: bench-guest onevm|pair [options]" >&2; exit 2 ;;
 esac

@@ -5,7 +5,7 @@
 # openvswitch.ko's own headers of each kernel's exact version.
 #
 # For every kernel build tree given (host side, nothing is loaded):
-#   - scripts/ovs-source finds the Open vSwitch headers of its version and
+#   - scripts/build/ovs-source.sh finds the Open vSwitch headers of its version and
 #     a probe compiled against them (with that kernel's configuration)
 #     prints the layouts vport-stt depends on;
 #   - the source of another given kernel is refused for it, and "make
@@ -14,12 +14,12 @@
 # added upcall_stats), this shows what one fixed copy of the layouts would
 # have corrupted.
 #
-# Sources: as scripts/ovs-source finds them; STT_LINUX_SOURCE_<N> (N = 1,
+# Sources: as scripts/build/ovs-source.sh finds them; STT_LINUX_SOURCE_<N> (N = 1,
 # 2, ... in the order of the KDIRs) names one per kernel.
 # Exit 0 all good, 1 a failure, 2 usage or missing tree.
 set -u
 
-repo=$(cd "$(dirname "$0")/.." && pwd) || exit 2
+repo=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
 [ "$#" -ge 1 ] || { echo "usage: $0 KDIR..." >&2; exit 2; }
 
 tmp=$(mktemp -d) || exit 2
@@ -66,7 +66,7 @@ for k in "${kdirs[@]}"; do
 	var=STT_LINUX_SOURCE_$n
 	[ -d "$k" ] || { echo "ovs-layout-check: no kernel tree '$k'" >&2; exit 2; }
 	ovs=$(STT_LINUX_SOURCE=${!var:-${STT_LINUX_SOURCE:-}} \
-		"$repo/scripts/ovs-source" "$k" "$repo/.ovs-src") ||
+		"$repo/scripts/build/ovs-source.sh" "$k" "$repo/.ovs-src") ||
 		{ bad "no Open vSwitch headers for $k"; srcs+=(""); continue; }
 	srcs+=("${!var:-$ovs}")
 	if layout "$k" "$ovs" "$tmp/layout$n"; then
@@ -81,7 +81,7 @@ for ((i = 0; i < ${#kdirs[@]}; i++)); do
 	for ((j = 0; j < ${#kdirs[@]}; j++)); do
 		{ [ "$i" -ne "$j" ] && [ -n "${srcs[j]}" ]; } || continue
 		k=${kdirs[i]}
-		if STT_LINUX_SOURCE=${srcs[j]} "$repo/scripts/ovs-source" "$k" \
+		if STT_LINUX_SOURCE=${srcs[j]} "$repo/scripts/build/ovs-source.sh" "$k" \
 			"$repo/.ovs-src" >/dev/null 2>"$tmp/why"; then
 			# Same version (two builds of one kernel): allowed.
 			echo "ovs-layout-check: ${srcs[j]} accepted for $k (same version)"

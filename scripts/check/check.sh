@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# What "make check" runs, on every kernel and userland of scripts/target:
+# What "make check" runs, on every kernel and userland of scripts/vm/target.sh:
 # set up, lint the scripts, build with warnings fatal (module, plugin, BPF
 # programs), style and sparse on each kernel, the vport layout check, the
 # iproute2 plugin against each release's ip, the host install test, the
-# Debian packages (make deb with lintian on Debian 12, scripts/deb in the
+# Debian packages (make deb with lintian on Debian 12, scripts/build/deb.sh in the
 # Debian 13 root), then the selftests in one QEMU guest per kernel and
 # selftests/deb.sh in a Debian 13 guest of its own; one summary for all of
 # it.
 #
-#   scripts/check
+#   scripts/check/check.sh
 #
 # Guests: deb12 (Debian 12, 6.1) and deb13 (Debian 13, 6.12, trixie's
 # userland) run the whole suite; deb12-6.12 (bookworm-security's 6.12 with
@@ -27,10 +27,10 @@
 # STT_CHECK_TIMEOUT (seconds per guest run, default 2700), STT_CHECK_TESTS
 # (selftests of the full runs, default all), STT_CHECK_SHORT (selftests of
 # the short runs), STT_CHECK_TARGETS (targets, default all), VMRUN_ARGS
-# (extra scripts/vm-run options), STT_CHECK_DEB=0 (no deb.sh guest),
+# (extra scripts/vm/run.sh options), STT_CHECK_DEB=0 (no deb.sh guest),
 # STT_CHECK_DEB_TIMEOUT (its timeout, default 2400).
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 
 passed=0
 failed=0
@@ -80,14 +80,14 @@ has_target() { [[ " $TARGETS " == *" $1 "* ]]; }
 
 total_start=$(date +%s)
 
-if ! phase setup "setup: scripts/setup" scripts/setup; then
+if ! phase setup "setup: scripts/setup.sh" scripts/setup.sh; then
 	echo "check: setup failed; not going further" >&2
 fi
 
 # The scripts themselves: shellcheck and pyflakes3, on the host.
 if [ "$failed" -eq 0 ]; then
-	phase "lint shell" "lint: shellcheck of every shell script" scripts/lint shell
-	phase "lint python" "lint: pyflakes3 of every Python file" scripts/lint python
+	phase "lint shell" "lint: shellcheck of every shell script" scripts/check/lint.sh shell
+	phase "lint python" "lint: pyflakes3 of every Python file" scripts/check/lint.sh python
 fi
 
 # Kernels, roots and the builds, one target after the other.
@@ -95,13 +95,13 @@ if [ "$failed" -eq 0 ]; then
 	for t in $TARGETS; do
 		# shellcheck disable=SC2016 # expanded by sh -c
 		phase "build $t" "build $t: make module plugin bpf STT_WERROR=y" \
-			sh -c 'scripts/target build "$1" >/dev/null' sh "$t" &&
+			sh -c 'scripts/vm/target.sh build "$1" >/dev/null' sh "$t" &&
 			built[$t]=1
 	done
 fi
 
-# tinfo TARGET KEY: one fact of scripts/target prepare.
-tinfo() { scripts/target prepare "$1" 2>/dev/null | sed -n "s/^$2=//p"; }
+# tinfo TARGET KEY: one fact of scripts/vm/target.sh prepare.
+tinfo() { scripts/vm/target.sh prepare "$1" 2>/dev/null | sed -n "s/^$2=//p"; }
 
 # checkpatch of each kernel the tree builds for (newer ones check more).
 for t in deb12 deb12-6.12 deb13-new; do
@@ -112,7 +112,7 @@ for t in deb12 deb12-6.12 deb13-new; do
 		continue
 	fi
 	phase "style $t" "style: checkpatch --strict of $t ($(basename "$src" .tar.xz))" \
-		env LINUX_SOURCE_TARBALL="$src" scripts/style
+		env LINUX_SOURCE_TARBALL="$src" scripts/check/style.sh
 done
 
 # sparse with each kernel's headers, in its own userland.
@@ -120,7 +120,7 @@ for t in $TARGETS; do
 	[ -n "${built[$t]:-}" ] || continue
 	# shellcheck disable=SC2016 # expanded in the target
 	phase "sparse $t" "sparse: $t ($(tinfo "$t" release))" \
-		scripts/target exec "$t" sh -c 'scripts/sparse "$KDIR"'
+		scripts/vm/target.sh exec "$t" sh -c 'scripts/check/sparse.sh "$KDIR"'
 done
 
 # vport-stt.ko only against openvswitch.ko's own headers of each kernel's
@@ -134,12 +134,12 @@ if [ -n "${built[deb12]:-}" ]; then
 		envs+=("STT_LINUX_SOURCE_2=$(tinfo deb12-6.12 host_source)")
 	fi
 	phase "ovs-layout" "build: vport-stt only with its kernel's own OVS headers (Debian 12)" \
-		env "${envs[@]}" scripts/ovs-layout-check "${args[@]}"
+		env "${envs[@]}" scripts/check/ovs-layout.sh "${args[@]}"
 fi
 if [ -n "${built[deb13]:-}" ]; then
 	# shellcheck disable=SC2016 # expanded in the target
 	phase "ovs-layout 13" "build: vport-stt only with its kernel's own OVS headers (Debian 13)" \
-		scripts/target exec deb13 sh -c 'scripts/ovs-layout-check "$KDIR"'
+		scripts/vm/target.sh exec deb13 sh -c 'scripts/check/ovs-layout.sh "$KDIR"'
 fi
 
 # The plugin against each iproute2: Debian 12's 6.1, trixie's 6.15 and
@@ -150,12 +150,12 @@ for t in deb12 deb13 sid; do
 	fi
 	if [ "$t" = sid ]; then
 		phase "build sid" "build sid: make plugin (sid's iproute2)" \
-			sh -c 'scripts/target build sid >/dev/null' || continue
+			sh -c 'scripts/vm/target.sh build sid >/dev/null' || continue
 	fi
 	[ "$t" = sid ] || [ -n "${built[$t]:-}" ] || continue
-	ipv=$(scripts/target exec "$t" ip -V 2>/dev/null | sed -n 's/.*iproute2-\([^ ,]*\).*/\1/p')
+	ipv=$(scripts/vm/target.sh exec "$t" ip -V 2>/dev/null | sed -n 's/.*iproute2-\([^ ,]*\).*/\1/p')
 	phase "plugin $t" "plugin: tools/iproute2/test-plugin with $t's ip ${ipv:-?}" \
-		scripts/target exec "$t" tools/iproute2/test-plugin
+		scripts/vm/target.sh exec "$t" tools/iproute2/test-plugin
 done
 
 # Installation into a scratch root and the DKMS build run on the host (the
@@ -167,7 +167,7 @@ fi
 # The same on a Debian 13 host: its root, its kernel's headers, its DKMS.
 if [ -n "${built[deb13]:-}" ]; then
 	phase "install 13" "Debian 13 root: selftests/install.sh (DESTDIR install, DKMS build)" \
-		scripts/target exec deb13 selftests/install.sh
+		scripts/vm/target.sh exec deb13 selftests/install.sh
 fi
 
 # The Debian packages: make deb (lintian) on the host, Debian 12; the
@@ -176,8 +176,8 @@ if [ -n "${built[deb12]:-}" ]; then
 	phase deb "deb: make deb (dpkg-buildpackage, dh-dkms, lintian)" make deb
 fi
 if [ -n "${built[deb13]:-}" ]; then
-	phase "deb 13" "deb 13: scripts/deb in the Debian 13 root" \
-		sh -c 'scripts/target exec deb13 scripts/deb >/dev/null'
+	phase "deb 13" "deb 13: scripts/build/deb.sh in the Debian 13 root" \
+		sh -c 'scripts/vm/target.sh exec deb13 scripts/build/deb.sh >/dev/null'
 fi
 
 # guest NAME TARGET TIMEOUT [VM-RUN OPTIONS] -- TESTS...: one guest of
@@ -190,9 +190,9 @@ guest()
 
 	shift 3
 	log=$(mktemp)
-	echo "check: $name: scripts/target run $t --timeout $timeout $*" >&2
+	echo "check: $name: scripts/vm/target.sh run $t --timeout $timeout $*" >&2
 	start=$(date +%s)
-	scripts/target run "$t" --timeout "$timeout" "$@" | tee "$log"
+	scripts/vm/target.sh run "$t" --timeout "$timeout" "$@" | tee "$log"
 	rc=${PIPESTATUS[0]}
 	timings+=("$(printf '%-18s %5ss' "$name" $(($(date +%s) - start)))")
 

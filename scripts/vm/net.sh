@@ -5,17 +5,17 @@
 # control channel through which a guest can have another one killed and
 # booted again, or the wire captured.
 #
-#   scripts/vm-net [options] -- CMD [ARGS...]
+#   scripts/vm/net.sh [options] -- CMD [ARGS...]
 #
 #   guest 1  virtio-net --- tap-1 ---+
 #   guest 2  virtio-net --- tap-2 ---+--- bridge "br0" 192.0.2.254
 #   ...                              |    (netns stt-net-PID, created and
 #   guest N  virtio-net --- tap-N ---+     deleted here; vm-net-ctl on it)
 #
-# Each guest is a scripts/vm-run guest (same root, modules, kernel checks,
+# Each guest is a scripts/vm/run.sh guest (same root, modules, kernel checks,
 # its own kernel) with one vCPU and one virtio-net NIC on a tap device
 # (vnet_hdr, vhost off): TSO and GRO, no UDP-tunnel segmentation offload,
-# as in scripts/vm-pair. The taps and the bridge live in a network
+# as in scripts/vm/pair.sh. The taps and the bridge live in a network
 # namespace of this run and QEMU runs inside it, so no traffic touches the
 # host's own interfaces. CMD runs in every guest; it tells them apart by
 # its environment:
@@ -27,7 +27,7 @@
 #   STT_NET_LOCAL   192.0.2.INDEX: CMD assigns it (/24) to the NIC
 #   STT_NET_ADDRS   every guest's address, in index order
 #   STT_NET_MTU     the wire's MTU (--mtu): CMD sets it on the NIC
-#   STT_NET_CTL     192.0.2.254:PORT, the control channel (scripts/vm-net-ctl:
+#   STT_NET_CTL     192.0.2.254:PORT, the control channel (scripts/vm/net-ctl.py:
 #                   "kill I", "boot I", "capture-start NAME [FILTER]",
 #                   "capture-stop NAME", "stt-fields NAME", ...)
 #
@@ -44,14 +44,14 @@
 
 set -e
 
-SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+SRCDIR=$(cd "$(dirname "$0")/../.." && pwd)
 ME=vm-net
 
 say() { echo "$ME: $*" >&2; }
 
 usage() {
 	cat <<-EOF
-	Usage: scripts/vm-net [options] -- CMD [ARGS...]
+	Usage: scripts/vm/net.sh [options] -- CMD [ARGS...]
 
 	N guests, one vCPU each, each with a virtio-net NIC on a tap device;
 	the taps are bridged inside a network namespace of our own.
@@ -69,7 +69,7 @@ usage() {
 	                   may take to finish before they are killed (default 600)
 	  --ctl-port PORT  TCP port of the control channel (default 7999)
 	  --stagger SEC    start the guests SEC seconds apart (default 0)
-	  other options    passed to scripts/vm-run for every guest (--root,
+	  other options    passed to scripts/vm/run.sh for every guest (--root,
 	                   --kernel, --kernel-image, --modules-dir, --modules,
 	                   --env, --timeout, --append, --no-load, ...)
 	EOF
@@ -162,7 +162,7 @@ done
 ip -n "$ns" addr add 192.0.2.254/24 dev br0
 ip -n "$ns" link set br0 up
 
-ip netns exec "$ns" python3 "$SRCDIR/scripts/vm-net-ctl" --work "$work" \
+ip netns exec "$ns" python3 "$SRCDIR/scripts/vm/net-ctl.py" --work "$work" \
 	--log-dir "$logdir" --addr 192.0.2.254 --port "$ctlport" \
 	--guests "$guests" --main "$main" >>"$logdir/ctl.log" 2>&1 &
 ctlpid=$!
@@ -175,7 +175,7 @@ boot() {
 
 	shift 2
 	mac=$(mac_of "$i")
-	ip netns exec "$ns" "$SRCDIR/scripts/vm-run" --smp "$smp" --mem "$mem" \
+	ip netns exec "$ns" "$SRCDIR/scripts/vm/run.sh" --smp "$smp" --mem "$mem" \
 		--qemu-arg -netdev \
 		--qemu-arg "tap,id=n0,ifname=tap-$i,script=no,downscript=no,vhost=off" \
 		--qemu-arg -device \
