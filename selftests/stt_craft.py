@@ -29,6 +29,8 @@ import struct
 import sys
 import time
 
+from stt_wire import csum_fold as fold, csum_partial as csum
+
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
 ETH_P_ARP = 0x0806
@@ -39,19 +41,6 @@ F_IPV4 = 0x04
 F_TCP = 0x08
 
 TH_FIN, TH_SYN, TH_RST, TH_PSH, TH_ACK, TH_URG = 1, 2, 4, 8, 16, 32
-
-
-def csum(data):
-    if len(data) & 1:
-        data += b'\0'
-    s = sum(struct.unpack('!%dH' % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return s
-
-
-def fold(s):
-    return ~s & 0xffff
 
 
 class Crafter:

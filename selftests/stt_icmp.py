@@ -17,14 +17,7 @@ import argparse
 import socket
 import struct
 
-
-def csum(data):
-    if len(data) & 1:
-        data += b'\0'
-    s = sum(struct.unpack('!%dH' % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
+from stt_wire import csum16 as csum
 
 
 def tcp_quote(dport):

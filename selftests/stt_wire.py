@@ -40,13 +40,24 @@ import sys
 import time
 
 
-def csum16(data):
+# The Internet checksum, for every selftest that builds packets (stt_craft,
+# stt_icmp import it): csum_partial sums, csum_fold complements, csum16 does
+# both.
+def csum_partial(data):
     if len(data) % 2:
         data += b'\0'
     s = sum(struct.unpack('!%dH' % (len(data) // 2), data))
     while s >> 16:
         s = (s & 0xffff) + (s >> 16)
+    return s
+
+
+def csum_fold(s):
     return ~s & 0xffff
+
+
+def csum16(data):
+    return csum_fold(csum_partial(data))
 
 
 def tcp_segment(src, dst, sport, dport, seq, ack, flags, v6):
