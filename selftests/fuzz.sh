@@ -74,16 +74,8 @@ fuzz_segments()
 		return
 	fi
 	[[ -n "$SEED" ]] || SEED=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-	(
-		while :; do
-			b ethtool -S stt0 | awk '
-				$1 == "ns_reasm_mem_bytes:" { m = $2 }
-				$1 == "ns_reasm_mem_limit:" { l = $2 }
-				END { print m, l }'
-			sleep 0.5
-		done
-	) >"$TMP/samples" &
-	SAMPLER=$!
+	reasm_sampler "$NS_B" stt0 0.5 "$TMP/samples"
+	SAMPLER=$SAMPLER_PID
 	seen0=$(stat_of ns_rx_segments)
 	start=$(date +%s)
 	out=$(a "$SEND" --dev vA --dst-mac "$B_MAC" --inner-mac "$B_STT_MAC" \

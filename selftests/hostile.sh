@@ -303,16 +303,8 @@ reasm_flood()
 	(exec ip netns exec "$NS_A" python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" \
 		--pace 0 flood 300 >"$TMP/flood" 2>&1) &
 	FLOOD_PID=$!
-	(
-		while :; do
-			b ethtool -S stt0 | awk '
-				$1 == "ns_reasm_mem_bytes:" { m = $2 }
-				$1 == "ns_reasm_mem_limit:" { l = $2 }
-				END { print m, l }'
-			sleep 0.1
-		done
-	) >"$TMP/samples" &
-	sampler=$!
+	reasm_sampler "$NS_B" stt0 0.1 "$TMP/samples"
+	sampler=$SAMPLER_PID
 	sleep 2
 
 	transfer

@@ -32,7 +32,9 @@
 #            a/b/c CMD... (CMD in NS_A/NS_B/NS_C).
 # Counters:  dev_stat NS DEV NAME (one "ethtool -S" counter), dev_stats
 #            ARRAY NS DEV (all of them into an associative array), stat_of
-#            NAME (one of stt0's in NS_B, the receiver of most tests).
+#            NAME (one of stt0's in NS_B, the receiver of most tests),
+#            reasm_sampler NS DEV SECONDS FILE (reassembly memory over
+#            time, in the background; SAMPLER_PID).
 # STT:       STT_MODULE_DIR (the tree; the runner exports it), IP_LIB_DIR
 #            (set to the tree's iproute2 plugin if built), stt_loaded,
 #            stt_ko (path of stt.ko), stt_unload (stt and its users),
@@ -490,6 +492,24 @@ dev_stats()
 }
 
 stat_of() { dev_stat "$NS_B" stt0 "$1"; }
+
+# reasm_sampler NS DEV SECONDS FILE: in the background until killed, a
+# line "bytes limit" of DEV's reassembly memory every SECONDS into FILE.
+# Its PID goes to SAMPLER_PID.
+reasm_sampler()
+{
+	(
+		while :; do
+			ip netns exec "$1" ethtool -S "$2" | awk '
+				$1 == "ns_reasm_mem_bytes:" { m = $2 }
+				$1 == "ns_reasm_mem_limit:" { l = $2 }
+				END { print m, l }'
+			sleep "$3"
+		done
+	) >"$4" &
+	# shellcheck disable=SC2034 # for the caller
+	SAMPLER_PID=$!
+}
 
 # stt_pair_underlay: NS_A and NS_B (from setup_ns) joined by veth vA/vB,
 # 10.0.0.1/24 + fd00::1/64 and 10.0.0.2/24 + fd00::2/64.
