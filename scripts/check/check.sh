@@ -88,6 +88,7 @@ fi
 if [ "$failed" -eq 0 ]; then
 	phase "lint shell" "lint: shellcheck of every shell script" scripts/check/lint.sh shell
 	phase "lint python" "lint: pyflakes3 of every Python file" scripts/check/lint.sh python
+	phase "lint rst" "lint: docutils of every reStructuredText document" scripts/check/lint.sh rst
 fi
 
 # Kernels, roots and the builds, one target after the other.

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Lint the tree's scripts: shellcheck (with .shellcheckrc, sources
-# followed) on every shell script, pyflakes3 on every Python file. A file
-# is a script by its #! line or its extension, so extensionless scripts
-# in scripts/ and tools/ are found too.
+# Lint the tree's scripts and documents: shellcheck (with .shellcheckrc,
+# sources followed) on every shell script, pyflakes3 on every Python file,
+# docutils on every reStructuredText document (rst-check.py). A file is a
+# script by its #! line or its extension, so extensionless scripts
+# (tools/iproute2/test-plugin) are found too.
 #
-#   scripts/check/lint.sh shell|python
+#   scripts/check/lint.sh shell|python|rst
 #
 # Prints the files' count and every finding; exit status 1 on a finding.
 
@@ -16,7 +17,8 @@ kind=${1:-}
 case $kind in
 shell) want='^#!.*/(ba|busybox |da)?sh' ext=sh ;;
 python) want='^#!.*python' ext=py ;;
-*) echo "usage: $0 shell|python" >&2; exit 2 ;;
+rst) want='^$.' ext=rst ;;
+*) echo "usage: $0 shell|python|rst" >&2; exit 2 ;;
 esac
 
 files=()
@@ -35,4 +37,5 @@ echo "lint: $kind: ${#files[@]} files" >&2
 case $kind in
 shell) shellcheck -x "${files[@]}" ;;
 python) pyflakes3 "${files[@]}" ;;
+rst) python3 scripts/check/rst-check.py "${files[@]}" ;;
 esac
