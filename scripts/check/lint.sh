@@ -37,5 +37,5 @@ echo "lint: $kind: ${#files[@]} files" >&2
 case $kind in
 shell) shellcheck -x "${files[@]}" ;;
 python) pyflakes3 "${files[@]}" ;;
-rst) python3 scripts/check/rst-check.py "${files[@]}" ;;
+rst) /usr/bin/python3 scripts/check/rst-check.py "${files[@]}" ;;
 esac
