@@ -353,6 +353,8 @@ server_start()
 
 	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
 	: >"$XFER_DIR/srv-$ns.out"
+	# A server that ran before in NS left its .ready: not this one's.
+	rm -f "$XFER_DIR/srv-$ns.out.ready"
 	ip netns exec "$ns" "$PY" "$TCPX" --timeout 120 server "$XPORT" \
 		"$XFER_DIR/srv-$ns.out" 2>"$XFER_DIR/srv-$ns.err" &
 	# shellcheck disable=SC2034 # the caller kills it
