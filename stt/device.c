@@ -15,7 +15,7 @@
 #include <net/rtnetlink.h>
 #include <net/sock.h>
 
-#include "stt.h"
+#include "stt_private.h"
 
 static const char stt_dev_stat_names[STT_DEV_STAT_MAX][ETH_GSTRING_LEN] = {
 	[STT_DEV_RX_WHOLE]		= "rx_frames_whole",

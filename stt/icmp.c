@@ -33,7 +33,7 @@
 #include <net/route.h>
 #include <net/xfrm.h>
 
-#include "stt.h"
+#include "stt_private.h"
 
 #if IS_ENABLED(CONFIG_IPV6)
 #include <net/addrconf.h>

@@ -17,7 +17,7 @@
 #include <net/net_namespace.h>
 #include <net/rtnetlink.h>
 
-#include "stt.h"
+#include "stt_private.h"
 
 unsigned int stt_net_id __read_mostly;
 

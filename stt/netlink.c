@@ -9,7 +9,7 @@
 #include <net/ipv6.h>
 #include <net/rtnetlink.h>
 
-#include "stt.h"
+#include "stt_private.h"
 
 static const struct nla_policy stt_policy[IFLA_STT_MAX + 1] = {
 	[IFLA_STT_UNSPEC]	= { .strict_start_type = IFLA_STT_ID },

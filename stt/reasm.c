@@ -19,7 +19,7 @@
 #include <net/ipv6.h>
 #include <net/tcp.h>
 
-#include "stt.h"
+#include "stt_private.h"
 
 #define STT_REASM_HASH_BITS	10
 #define STT_REASM_HASH_SIZE	BIT(STT_REASM_HASH_BITS)

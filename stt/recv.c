@@ -31,7 +31,7 @@
 #include <net/tcp.h>
 #include <net/xfrm.h>
 
-#include "stt.h"
+#include "stt_private.h"
 
 /* Smallest inner gso_size a received frame gets: see stt_apply_offloads. */
 #define STT_MIN_RX_MSS		TCP_MIN_SND_MSS

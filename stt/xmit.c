@@ -26,7 +26,7 @@
 #include <net/netfilter/nf_conntrack.h>
 #endif
 
-#include "stt.h"
+#include "stt_private.h"
 
 /* Frame IDs only need to differ between frames in flight on one tunnel.
  * Each CPU counts on its own (no shared atomic) from a random start drawn

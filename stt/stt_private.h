@@ -21,7 +21,7 @@
 #include "compat.h"
 
 #define STT_DRV_NAME		"stt"
-#define STT_DRV_VERSION		"0.1.0"
+/* STT_DRV_VERSION comes from Kbuild (dkms.conf's PACKAGE_VERSION). */
 
 #define STT_KEY_HASH_BITS	8
 #define STT_KEY_HASH_SIZE	BIT(STT_KEY_HASH_BITS)
