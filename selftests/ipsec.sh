@@ -97,36 +97,50 @@ wire_count()
 	tcpdump -nr "$1" "$2" 2>/dev/null | wc -l
 }
 
+# wire_start NS DEV: capture ESP and STT on DEV of NS until wire_stop.
+wire_start()
+{
+	WIRE_PCAP=$(mktemp /tmp/stt-ipsec-XXXXXX.pcap)
+	ip netns exec "$1" tcpdump -i "$2" -s 128 -U -w "$WIRE_PCAP" \
+		'esp or tcp port 7471' 2>"$WIRE_PCAP.log" &
+	WIRE_PID=$!
+	busywait 30000 grep -q "listening on" "$WIRE_PCAP.log"
+}
+
+# wire_stop: end the capture; WIRE_ESP and WIRE_PLAIN are its ESP packets
+# and plaintext STT segments.
+wire_stop()
+{
+	# The transfer's last ACKs may still be on their way.
+	sleep 1
+	kill "$WIRE_PID" 2>/dev/null
+	wait "$WIRE_PID" 2>/dev/null
+	WIRE_ESP=$(wire_count "$WIRE_PCAP" esp)
+	WIRE_PLAIN=$(wire_count "$WIRE_PCAP" 'tcp port 7471')
+	rm -f "$WIRE_PCAP" "$WIRE_PCAP.log"
+}
+
 # over_esp WHAT INNER DEV PEERDEV: ping and a transfer A -> B over INNER,
 # captured on B's underlay: ESP only, frames reassembled on B.
 over_esp()
 {
-	local what=$1 inner=$2 dev=$3 peer=$4 pcap esp plain r0 r1 tpid
+	local what=$1 inner=$2 dev=$3 peer=$4 r0 r1
 
 	RET=0
-	pcap=$(mktemp /tmp/stt-ipsec-XXXXXX.pcap)
-	ip netns exec "$NS_B" tcpdump -i vB -s 128 -U -w "$pcap" \
-		'esp or tcp port 7471' 2>"$pcap.log" &
-	tpid=$!
-	busywait 30000 grep -q "listening on" "$pcap.log"
+	wire_start "$NS_B" vB
 	r0=$(dev_stat "$NS_B" "$peer" rx_frames_reassembled)
 	ping_ok "$NS_A" "$inner"
 	check_err $? "ping to $inner over $dev failed: $PING_OUT"
 	xfer "$NS_B" "$NS_A" "$BYTES" "$inner"
 	xfer_check "$inner"
 	r1=$(dev_stat "$NS_B" "$peer" rx_frames_reassembled)
-	sleep 1
-	kill "$tpid" 2>/dev/null
-	wait "$tpid" 2>/dev/null
-	esp=$(wire_count "$pcap" esp)
-	plain=$(wire_count "$pcap" 'tcp port 7471')
-	rm -f "$pcap" "$pcap.log"
-	((esp > 0 && plain == 0))
-	check_err $? "on the wire: $esp ESP packets, $plain plaintext STT segments"
+	wire_stop
+	((WIRE_ESP > 0 && WIRE_PLAIN == 0))
+	check_err $? "on the wire: $WIRE_ESP ESP packets, $WIRE_PLAIN plaintext STT segments"
 	((r1 > r0))
 	check_err $? "no frame was reassembled on B ($r0 -> $r1): did ESP segments get merged?"
 	log_test "$what over transport-mode ESP" \
-		"${XINFO[$inner]}; wire: $esp ESP, $plain plain; $((r1 - r0)) frames reassembled"
+		"${XINFO[$inner]}; wire: $WIRE_ESP ESP, $WIRE_PLAIN plain; $((r1 - r0)) frames reassembled"
 }
 
 esp_v4()
@@ -221,7 +235,7 @@ no_policy_plaintext()
 #   H1 10.1.0.1 -- 10.1.0.2 GA 10.9.0.1 ==ESP== (W) ==ESP== 10.9.0.2 GB 10.2.0.2 -- 10.2.0.1 H2
 esp_tunnel_gateways()
 {
-	local pcap esp plain learned tpid
+	local learned
 
 	RET=0
 	setup_ns H1 GA W GB H2 || { log_test "tunnel-mode topology"; return; }
@@ -288,26 +302,17 @@ esp_tunnel_gateways()
 		return
 	fi
 	server_start "$H2"
-	pcap=$(mktemp /tmp/stt-ipsec-XXXXXX.pcap)
-	ip netns exec "$W" tcpdump -i br0 -s 128 -U -w "$pcap" \
-		'esp or tcp port 7471' 2>"$pcap.log" &
-	tpid=$!
-	busywait 30000 grep -q "listening on" "$pcap.log"
+	wire_start "$W" br0
 	ping_ok "$H1" 192.168.1.2
 	check_err $? "ping over STT through the gateways failed: $PING_OUT"
 	xfer "$H2" "$H1" "$BYTES" 192.168.1.2
 	xfer_check 192.168.1.2
-	sleep 1
-	kill "$tpid" 2>/dev/null
-	wait "$tpid" 2>/dev/null
-	esp=$(wire_count "$pcap" esp)
-	plain=$(wire_count "$pcap" 'tcp port 7471')
-	rm -f "$pcap" "$pcap.log"
-	((esp > 0 && plain == 0))
-	check_err $? "between the gateways: $esp ESP packets, $plain plaintext STT segments"
+	wire_stop
+	((WIRE_ESP > 0 && WIRE_PLAIN == 0))
+	check_err $? "between the gateways: $WIRE_ESP ESP packets, $WIRE_PLAIN plaintext STT segments"
 	learned=$(dev_stat "$H1" stt0 ns_pmtu_learned)
 	log_test "STT through tunnel-mode ESP gateways" \
-		"${XINFO[192.168.1.2]}; wire: $esp ESP, $plain plain; H1 learned the path MTU ${learned:-0} times ($(ip -n "$H1" route get 10.2.0.1 | sed -n 's/.*\(mtu [0-9]*\).*/\1/p'))"
+		"${XINFO[192.168.1.2]}; wire: $WIRE_ESP ESP, $WIRE_PLAIN plain; H1 learned the path MTU ${learned:-0} times ($(ip -n "$H1" route get 10.2.0.1 | sed -n 's/.*\(mtu [0-9]*\).*/\1/p'))"
 }
 
 require_root
