@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench-report DIR: turn the raw records of a scripts/bench/bench.sh run (DIR/raw.jsonl,
+# report.py DIR: turn the raw records of a scripts/bench/bench.sh run (DIR/raw.jsonl,
 # "BENCH {json}" lines from scripts/bench/bench-guest.sh, plus DIR/meta.json) into
 # DIR/results.json (raw records, medians, spreads, ratios, targets),
 # DIR/report.txt (the table, also printed) and DIR/chart.png (gnuplot).

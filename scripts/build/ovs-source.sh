@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ovs-source: find openvswitch.ko's own private headers for the kernel at
+# ovs-source.sh: find openvswitch.ko's own private headers for the kernel at
 # KDIR, so that vport-stt.ko is compiled against the exact layouts of the
 # module it links to, never against a guess.
 #

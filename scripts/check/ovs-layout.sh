@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ovs-layout-check KDIR...: vport-stt.ko is built only against
+# ovs-layout.sh KDIR...: vport-stt.ko is built only against
 # openvswitch.ko's own headers of each kernel's exact version.
 #
 # For every kernel build tree given (host side, nothing is loaded):

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-debug-kernel: build a debug kernel (KASAN, kmemleak, lockdep, UBSAN,
+# build-kernel.sh: build a debug kernel (KASAN, kmemleak, lockdep, UBSAN,
 # net refcount trackers) from Debian's linux-source-6.1 for `make
 # check-debug`, with everything the selftests need built in.
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ovn-hosts: OVN over STT across separate QEMU guests (make demo-ovn-hosts).
+# ovn-hosts.sh: OVN over STT across separate QEMU guests (make demo-ovn-hosts).
 #
 #   scripts/demo/ovn-hosts.sh [options]
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-run stage 2: PID 1 in the guest after switch_root into the overlay root.
+# run.sh stage 2: PID 1 in the guest after switch_root into the overlay root.
 # Mounts the API file systems, loads the modules, runs the job's command,
 # unloads the modules, reports on the result channel and powers off.
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-net: run a command in N QEMU guests joined by a private wire, with a
+# net.sh: run a command in N QEMU guests joined by a private wire, with a
 # control channel through which a guest can have another one killed and
 # booted again, or the wire captured.
 #

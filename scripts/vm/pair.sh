@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-pair: run a command in two QEMU guests joined by a private wire.
+# pair.sh: run a command in two QEMU guests joined by a private wire.
 #
 #   scripts/vm/pair.sh [options] -- CMD [ARGS...]
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-root: make (once) a Debian root file system for scripts/vm/run.sh --root,
+# root.sh: make (once) a Debian root file system for scripts/vm/run.sh --root,
 # from Debian's archive with mmdebstrap, and print its path.
 #
 #   scripts/vm/root.sh SUITE

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-run: run a command as root inside a throwaway QEMU guest booting a
+# run.sh: run a command as root inside a throwaway QEMU guest booting a
 # Debian kernel, with freshly built modules loaded, and fail on any kernel
 # problem.
 #

@@ -2,7 +2,7 @@
 # shellcheck shell=dash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-run stage 1 (/init of the initramfs that scripts/vm/run.sh builds, run
+# run.sh stage 1 (/init of the initramfs that scripts/vm/run.sh builds, run
 # by the static busybox): load the modules a 9p root needs, mount the root
 # (9p tag "hostroot", read-only) under a tmpfs overlay, mount the extra
 # shares, and hand over to stage 2 (stt.init= on the kernel command line).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# target: the kernels and userlands the tree is built and tested on, each
+# target.sh: the kernels and userlands the tree is built and tested on, each
 # made ready from Debian's archive, built for, and run in QEMU.
 #
 #   scripts/vm/target.sh list                       names, one a line, and what they are
