@@ -90,8 +90,9 @@ for ((i = 0; i < ${#kdirs[@]}; i++)); do
 		echo "ovs-layout-check: refused for $k: $(sed 's/^ovs-source: //' "$tmp/why")"
 		b=$tmp/build$i$j
 		mkdir -p "$b"
-		cp -r "$repo/Kbuild" "$repo/Makefile" "$repo/stt" "$repo/include" \
-			"$repo/scripts" "$b/"
+		# dkms.conf too: Kbuild takes the version from it.
+		cp -r "$repo/Kbuild" "$repo/Makefile" "$repo/dkms.conf" \
+			"$repo/stt" "$repo/include" "$repo/scripts" "$b/"
 		STT_LINUX_SOURCE=${srcs[j]} make -s -C "$b" module KDIR="$k" \
 			>"$b/log" 2>&1 || { cat "$b/log"; bad "make module failed for $k"; continue; }
 		[ -f "$b/stt.ko" ] || bad "no stt.ko for $k"
