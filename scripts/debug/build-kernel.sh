@@ -61,7 +61,8 @@ GENEVE TUN BRIDGE VLAN_8021Q IPV6 NETFILTER NF_CONNTRACK NF_TABLES
 NF_TABLES_INET NFT_CT IP_NF_IPTABLES IP_NF_FILTER
 NETFILTER_XT_MATCH_CONNTRACK NET_SCH_NETEM NET_CLS_FLOWER NET_CLS_MATCHALL
 NET_ACT_TUNNEL_KEY NET_ACT_MIRRED OPENVSWITCH OPENVSWITCH_VXLAN
-OPENVSWITCH_GENEVE LWTUNNEL DST_CACHE NET_UDP_TUNNEL"
+OPENVSWITCH_GENEVE LWTUNNEL DST_CACHE NET_UDP_TUNNEL XFRM_USER INET_ESP
+INET6_ESP CRYPTO_GCM CRYPTO_SEQIV"
 # ... and must not be on.
 FORBIDDEN="UBSAN_ALIGNMENT DEBUG_INFO DEBUG_INFO_BTF"
 
@@ -87,13 +88,13 @@ tarkey() {
 
 # Bump when the way the kernel is built changes (steps, options, make
 # arguments): the key no longer hashes this script, so moving it or editing
-# a comment does not rebuild the kernel (the fragment's comments are not
-# hashed either).
+# a comment does not rebuild the kernel (nor does a comment in the
+# fragment: only its CONFIG_ lines and "is not set" lines are hashed).
 FORMAT=1
 key=$( {
 	echo "$FORMAT"
 	tarkey
-	grep -v '^#' "$FRAGMENT" | sha256sum
+	grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$FRAGMENT" | sha256sum
 	gcc --version | head -n 1
 } | sha256sum | cut -c1-16)
 
