@@ -17,14 +17,16 @@ kind=${1:-}
 case $kind in
 shell) want='^#!.*/(ba|busybox |da)?sh' ext=sh ;;
 python) want='^#!.*python' ext=py ;;
-rst) want='^$.' ext=rst ;;
+rst) want='' ext=rst ;;
 *) echo "usage: $0 shell|python|rst" >&2; exit 2 ;;
 esac
 
 files=()
 while IFS= read -r f; do
 	[ -f "$f" ] || continue
-	if [[ "$f" == *."$ext" ]] || head -n 1 "$f" | grep -qE "$want"; then
+	# Documents go by their extension only; scripts also by their #!.
+	if [[ "$f" == *."$ext" ]] ||
+		{ [ -n "$want" ] && head -n 1 "$f" | grep -qE "$want"; }; then
 		files+=("$f")
 	fi
 done < <(git ls-files 2>/dev/null || find . -path ./.git -prune -o -type f -print)
