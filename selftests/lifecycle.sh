@@ -47,6 +47,7 @@ TMP=$(mktemp -d)
 cleanup()
 {
 	stop_traffic
+	[[ -s $TMP/iperf3.pid ]] && kill "$(cat "$TMP/iperf3.pid")" 2>/dev/null
 	rm -rf "$TMP"
 }
 
@@ -85,11 +86,13 @@ start_traffic()
 	local secs=${1:-30}
 
 	busywait 5000 b ss -ltnH "sport = :5201" >/dev/null
-	a timeout $((secs + 30)) iperf3 -c 192.168.0.2 -t "$secs" -J \
-		>"$TMP/iperf.json" 2>&1 &
+	# Not through a(): $! must be the process itself (ip netns exec execs
+	# it), not a subshell whose kill would leave it running.
+	ip netns exec "$NS_A" timeout $((secs + 30)) \
+		iperf3 -c 192.168.0.2 -t "$secs" -J >"$TMP/iperf.json" 2>&1 &
 	TRAFFIC_PIDS+=($!)
-	a timeout $((secs + 30)) ping -f -q -w "$secs" 192.168.0.2 \
-		>"$TMP/ping.out" 2>&1 &
+	ip netns exec "$NS_A" timeout $((secs + 30)) \
+		ping -f -q -w "$secs" 192.168.0.2 >"$TMP/ping.out" 2>&1 &
 	TRAFFIC_PIDS+=($!)
 }
 
@@ -118,6 +121,27 @@ traffic_flowing()
 	sleep 1
 	t1=$(tx_bytes)
 	((t1 - t0 > 100000))
+}
+
+# iperf_said: how the last iperf3 client ended (error, seconds, bytes).
+iperf_said()
+{
+	jq -r '"\(.error // "no error"), \(.end.sum_sent.seconds // 0 | floor) s, \(.end.sum_sent.bytes // 0) bytes sent"' \
+		"$TMP/iperf.json" 2>/dev/null || echo "no summary"
+}
+
+# old_connection: whether the iperf3 of start_traffic flows again (within
+# a minute), or what stopped it (its summary, or TCP's backoff state).
+old_connection()
+{
+	if ! kill -0 "${TRAFFIC_PIDS[0]}" 2>/dev/null; then
+		echo "iperf3 had ended ($(iperf_said))"
+	elif busywait 60000 traffic_flowing; then
+		echo "resumed"
+	else
+		echo "stalled ($(a ss -tinH dst 192.168.0.2 dport = 5201 |
+			grep -o 'backoff:[0-9]*\|rto:[0-9]*' | sort -u | tr '\n' ' '))"
+	fi
 }
 
 del_device_under_traffic()
@@ -285,19 +309,33 @@ change_attrs_under_traffic()
 	check_err $? "nothing received during the changes"
 
 	# The changes black the tunnel out now and then (wrong remote, key):
-	# TCP's retransmission timer backs off meanwhile, by seconds on a slow
-	# (debug) kernel. A minute covers that; then say what was running.
-	if ! busywait 60000 traffic_flowing; then
-		check_err 1 "traffic did not resume after the changes (iperf3 $(kill -0 "${TRAFFIC_PIDS[0]}" 2>/dev/null && echo running || echo "exited: $(tail -c 300 "$TMP/iperf.json" | tr '\n' ' ')"); tx $(tx_bytes) bytes)"
-	fi
+	# TCP's retransmission timer backs off meanwhile, up to TCP_RTO_MAX
+	# (120 s), and on a slow (debug) kernel iperf3 may end the test first
+	# (it did once: 2 MB received during the changes, then the client had
+	# exited). That is TCP's and iperf3's timing, not the device's, so the
+	# running connection's fate is reported; what is judged is that a new
+	# connection flows and every CPU's transmit reaches B (a route cached
+	# per CPU from an old configuration would show there).
+	old=$(old_connection)
 	stop_traffic
+	start_traffic 30
+	busywait 30000 traffic_flowing
+	check_err $? "no traffic on a new connection after the changes (iperf3: $(iperf_said))"
+	stop_traffic
+	for ((i = 0; i < $(nproc); i++)); do
+		r0=$(a taskset -c "$i" ping -c 10 -i 0.2 -W 2 -q 192.168.0.2 |
+			sed -n 's/.* \([0-9]*\) received.*/\1/p')
+		((${r0:-0} >= 8))
+		check_err $? "from CPU $i: ${r0:-0} of 10 pings answered after the changes"
+	done
 
 	a ip -d -j link show dev stt0 | jq -e \
 		'.[0].linkinfo.info_data | (.remote == "10.0.0.2")' >/dev/null
 	check_err $? "stt0 lost its remote: $(a ip -d link show dev stt0)"
 	tunnel_ok
 	check_err $? "tunnel dead after the changes"
-	log_test "change ttl/tos/df/remote/id/local under traffic"
+	log_test "change ttl/tos/df/remote/id/local under traffic" \
+		"running connection: $old (figure, not judged)"
 }
 
 create_delete_cycles()
