@@ -35,6 +35,7 @@ ALL_TESTS="
 	del_underlay_netns_device_elsewhere
 	rmmod_under_traffic
 	change_attrs_under_traffic
+	remote_change_route_cache
 	create_delete_cycles
 	concurrent_create_delete
 "
@@ -43,10 +44,13 @@ CYCLES=${CYCLES:-1000}
 CONC=${CONC:-300}
 TRAFFIC_PIDS=()
 TMP=$(mktemp -d)
+SLOW_KO=$(cd "$(dirname "$0")" && pwd)/helpers/stt_slow_route.ko
+ROUNDS=${ROUNDS:-5}
 
 cleanup()
 {
 	stop_traffic
+	[[ -d /sys/module/stt_slow_route ]] && rmmod stt_slow_route
 	[[ -s $TMP/iperf3.pid ]] && kill "$(cat "$TMP/iperf3.pid")" 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -336,6 +340,65 @@ change_attrs_under_traffic()
 	check_err $? "tunnel dead after the changes"
 	log_test "change ttl/tos/df/remote/id/local under traffic" \
 		"running connection: $old (figure, not judged)"
+}
+
+# pings_from_cpus N: for each CPU, how many of N pings A sent from it to
+# B over the tunnel were answered ("cpu0:5 cpu1:0").
+pings_from_cpus()
+{
+	local cpu got out=
+
+	for ((cpu = 0; cpu < $(nproc); cpu++)); do
+		got=$(a taskset -c "$cpu" ping -c "$1" -i 0.2 -W 1 -q 192.168.0.2 |
+			sed -n 's/.* \([0-9]*\) received.*/\1/p')
+		out+="${out:+ }cpu$cpu:${got:-0}"
+	done
+	echo "$out"
+}
+
+# A transmit that read the configuration before a change and looks its
+# route up after the change must not leave the old remote's route in the
+# device's route cache: readers of the old configuration are waited for
+# before the cache is invalidated. With each cache lookup slowed by
+# helpers/stt_slow_route.ko (as on a slow or busy CPU, where the window
+# is otherwise a few microseconds wide), point the remote at an address
+# routed into a dummy device and back under a ping flood on every CPU,
+# then ping B from every CPU.
+remote_change_route_cache()
+{
+	local round pids cpu res bad=
+
+	RET=0
+	if ! insmod "$SLOW_KO" delay_us=6000 2>"$TMP/insmod.err"; then
+		log_skip "remote changed under traffic: no CPU keeps the old route" \
+			"cannot slow the route cache down: $(head -1 "$TMP/insmod.err")"
+		return 0
+	fi
+	a ip link add dummy0 type dummy && a ip link set dummy0 up &&
+		a ip route add 10.9.9.9/32 dev dummy0
+	check_err $? "cannot route 10.9.9.9 into a dummy device"
+	for ((round = 1; round <= ROUNDS; round++)); do
+		pids=()
+		for ((cpu = 0; cpu < $(nproc); cpu++)); do
+			a taskset -c "$cpu" ping -f -q -w 3 192.168.0.2 \
+				>/dev/null 2>&1 &
+			pids+=($!)
+		done
+		sleep 1
+		a ip link set stt0 type stt remote 10.9.9.9
+		sleep 0.5
+		a ip link set stt0 type stt remote 10.0.0.2
+		wait "${pids[@]}"
+		res=$(pings_from_cpus 5)
+		grep -qE 'cpu[0-9]+:[0-2]( |$)' <<<"$res" && bad+=" round $round: $res;"
+	done
+	[[ -z "$bad" ]]
+	check_err $? "answered pings per CPU after the remote came back (of 5):$bad"
+	res=$(sed -n 's/^delayed //p' /sys/kernel/debug/stt_slow_route)
+	rmmod stt_slow_route
+	a ip link del dummy0
+	log_test "remote changed under traffic: no CPU keeps the old route" \
+		"$ROUNDS rounds on $(nproc) CPUs, $res route cache lookups slowed (delay_us=6000)"
 }
 
 create_delete_cycles()
