@@ -565,9 +565,15 @@ int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 	synchronize_net();
 	rcu_assign_pointer(stt->cfg, ncfg);
 	stt_link_port(stt, sp, ncfg);
-	dst_cache_reset(&stt->dst_cache);
 	dev->needed_headroom = stt_needed_headroom(ncfg);
-	kfree_rcu(old, rcu);
+	/* A transmit that read the old configuration may still be looking
+	 * its route up; invalidated before it is done, the cache would keep
+	 * the old remote's route (the lookup's timestamp is later than the
+	 * reset).  Let it finish, then invalidate.
+	 */
+	synchronize_net();
+	dst_cache_reset(&stt->dst_cache);
+	kfree(old);
 	return 0;
 }
 
