@@ -4,7 +4,8 @@
 # scripts/check/style.sh [FILE...]: checkpatch.pl --strict --no-tree -f over the
 # driver (stt/*.[ch]), the headers (include/**/*.h), the iproute2 plugin
 # (tools/iproute2/*.[ch]), the tc BPF programs (tools/bpf/*.c) and the
-# selftests' test-only kernel module (selftests/helpers/stt_csum_complete.c),
+# selftests' test-only kernel modules (selftests/helpers/stt_csum_complete.c,
+# stt_slow_route.c),
 # or over the given files.  No check is ignored.
 # Exit 1 on any ERROR, WARNING or CHECK, 2 if checkpatch cannot be found.
 #
@@ -74,7 +75,8 @@ if [ $# -gt 0 ]; then
 else
 	files=(stt/*.c stt/*.h include/**/*.h tools/iproute2/*.c
 	       tools/iproute2/*.h tools/bpf/*.c
-	       selftests/helpers/stt_csum_complete.c)
+	       selftests/helpers/stt_csum_complete.c
+	       selftests/helpers/stt_slow_route.c)
 fi
 if [ ${#files[@]} -eq 0 ]; then
 	echo "style: no files to check"
