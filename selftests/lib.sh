@@ -435,18 +435,29 @@ xfer_check()
 # ---- Open vSwitch and OVN logs ---------------------------------------------
 
 # ovs_log_problems FILE [FROM_LINE]: the WARN/ERR/EMER lines of an Open
-# vSwitch or OVN log (from line FROM_LINE on), but for two kinds that are
-# expected here: timeval's reports of slow poll intervals (TCG makes every
-# main loop slow; they are about the machine) and the notice that STT is
-# deprecated (Open vSwitch 3.5: "'stt' port type is deprecated", OVN
-# 25.03: "STT encapsulation type is deprecated"; both dropped STT in the
-# next release).
+# vSwitch or OVN log (from line FROM_LINE on), but for kinds that are
+# expected here:
+#   - timing: timeval's reports of slow poll intervals and ovs_rcu's of a
+#     thread that took seconds to quiesce (TCG, and more so a debug kernel,
+#     make every main loop slow; they are about the machine);
+#   - the notice that STT is deprecated (Open vSwitch 3.5: "'stt' port
+#     type is deprecated", OVN 25.03: "STT encapsulation type is
+#     deprecated"; both dropped STT in the next release);
+#   - on a kernel without devlink (the debug kernel's configuration),
+#     ovn-controller's representor plug provider, which needs it, failing
+#     to start.
 ovs_log_problems()
 {
+	local nodevlink='^$'
+
+	devlink dev show >/dev/null 2>&1 ||
+		nodevlink='\|vif_plug_provider\|WARN\|failed to initialize representor VIF plug provider class: '
 	tail -n +"${2:-1}" "$1" |
 		grep -E '\|(WARN|ERR|EMER)\|' |
 		grep -vE '\|timeval(\([a-z0-9_]+\))?\|WARN\|(Unreasonably long [0-9]+ms poll interval|faults: |disk: |context switches: )' |
-		grep -vE "\|WARN\|(.*: 'stt' port type is deprecated\.|STT encapsulation type is deprecated)$"
+		grep -vE '\|ovs_rcu(\([a-z0-9_]+\))?\|WARN\|blocked [0-9]+ ms waiting for [a-z0-9_]+ to quiesce$' |
+		grep -vE "\|WARN\|(.*: 'stt' port type is deprecated\.|STT encapsulation type is deprecated)$" |
+		grep -vE "$nodevlink"
 }
 
 # Does this kernel's openvswitch.ko WARN when a flow sets Geneve options?

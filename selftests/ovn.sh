@@ -506,13 +506,14 @@ test_geneve_ratio() {
 # warning or error in any vswitchd or ovn-controller log but the expected
 # (lib.sh's ovs_log_problems).
 test_logs() {
-	local i f bad='' dep=0
+	local i f p bad='' dep=0
 
 	RET=0
 	for i in 1 2 3; do
 		for f in "$T/ch$i"/ovs-vswitchd.log "$T/ch$i"/ovn-controller.log; do
 			[ -f "$f" ] || continue
-			bad+=$(ovs_log_problems "$f" | sed "s|^|ch$i ${f##*/}: |")
+			p=$(ovs_log_problems "$f" | sed "s|^|ch$i ${f##*/}: |")
+			[ -n "$p" ] && bad+="${bad:+ / }$p"
 			dep=$((dep + $(grep -cE "'stt' port type is deprecated|STT encapsulation type is deprecated" "$f")))
 		done
 	done
