@@ -66,7 +66,8 @@ usage() {
 	  --mem MB             guest memory (default 2048)
 	  --timeout SEC        whole-run timeout (default 1200)
 	  --append ARGS        extra kernel command line
-	  --keep-log FILE      save the full kernel console log to FILE
+	  --keep-log FILE      save the full kernel console log to FILE (and that of
+	                       a boot that crashed and was retried to FILE.bootN)
 	  --qemu-arg ARG       append ARG to QEMU's command line (repeatable;
 	                       e.g. a NIC, see scripts/vm/pair.sh)
 	  --tcg-single         TCG with one host thread for all vCPUs (they run in
@@ -481,7 +482,13 @@ for attempt in 1 2 3; do
 		! grep -qE 'Kernel panic|Oops|BUG:' "$work/console.log"; then
 		break
 	fi
-	say "the kernel crashed while booting, before stage 2 ran: booting again ($(grep -m1 -E 'Oops|BUG:|Kernel panic' "$work/console.log" | sed 's/^\[[ 0-9.]*\] //'))"
+	# Kept, so that a crash the retry hides can still be read.
+	crashlog=
+	if [ -n "$keep_log" ]; then
+		crashlog=$keep_log.boot$attempt
+		cp "$work/console.log" "$crashlog"
+	fi
+	say "the kernel crashed while booting, before stage 2 ran: booting again ($(grep -m1 -E 'Oops|BUG:|Kernel panic' "$work/console.log" | sed 's/^\[[ 0-9.]*\] //'); $(grep -m1 'RIP:' "$work/console.log" | sed 's/^\[[ 0-9.]*\] //')${crashlog:+; console: $crashlog})"
 	: >"$work/console.log"
 	: >"$work/output"
 	: >"$work/result"
