@@ -12,8 +12,7 @@
  *
  * The delay is a busy wait where the lookup is made (kprobe handlers run
  * with preemption off; in transmit, bottom halves are off too), as on a
- * slow CPU.  Counter of delayed
- * lookups: /sys/kernel/debug/stt_slow_route.
+ * slow CPU.  Counter of delayed lookups: /sys/kernel/debug/stt_slow_route.
  *
  * Built for the selftests only (selftests/helpers), never installed.
  */
