@@ -1,19 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * STT network device: netdev and ethtool operations, receive ports and the
- * (context ID, remote) table frames are dispatched with.
+ * STT network device: netdev and ethtool operations, and the device's life
+ * (configure, reconfigure, delete) on its receive port (port.c).
  */
 
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
-#include <linux/hash.h>
 #include <linux/if_vlan.h>
-#include <linux/in6.h>
-#include <linux/net.h>
-#include <net/inet_sock.h>
 #include <net/ipv6.h>
 #include <net/rtnetlink.h>
-#include <net/sock.h>
 
 #include "stt_private.h"
 
@@ -266,218 +261,6 @@ void stt_setup(struct net_device *dev)
 	eth_hw_addr_random(dev);
 }
 
-static u32 stt_key_hash(__be64 key)
-{
-	return hash_64((__force u64)key, STT_KEY_HASH_BITS);
-}
-
-/* Reserve @port for STT: a bound TCP socket that never listens makes local
- * bind() fail with EADDRINUSE; the receive hook makes sure nothing that
- * arrives for the port reaches TCP (which would answer with RST).
- */
-static int stt_port_sock(struct net *net, int family, __be16 port,
-			 struct socket **sockp)
-{
-	struct sockaddr_storage ss = {};
-	struct socket *sock;
-	int err, len;
-
-	err = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &sock);
-	if (err)
-		return err;
-
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		ip6_sock_set_v6only(sock->sk);	/* IPv4 has its own socket */
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = port;
-		len = sizeof(*sin6);
-	} else {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = port;
-		len = sizeof(*sin);
-	}
-
-	err = stt_kernel_bind(sock, &ss, len);
-	if (err) {
-		sock_release(sock);
-		return err;
-	}
-	*sockp = sock;
-	return 0;
-}
-
-/* Find or create the port record; *@created says which.  RTNL held. */
-struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
-{
-	struct stt_port *sp;
-	int err, i;
-
-	ASSERT_RTNL();
-	*created = false;
-	list_for_each_entry(sp, &sn->port_list, list)
-		if (sp->port == port)
-			return sp;
-
-	/* The namespace's first port: hooks, counters, reassembly. */
-	err = stt_net_activate(sn);
-	if (err)
-		return ERR_PTR(err);
-
-	sp = kzalloc_obj(*sp, GFP_KERNEL);
-	if (!sp)
-		return ERR_PTR(-ENOMEM);
-	sp->port = port;
-	for (i = 0; i < STT_KEY_HASH_SIZE; i++)
-		INIT_HLIST_HEAD(&sp->keys[i]);
-
-	err = stt_port_sock(sn->net, AF_INET, port, &sp->sock4);
-	if (err)
-		goto err_free;
-#if IS_ENABLED(CONFIG_IPV6)
-	err = stt_port_sock(sn->net, AF_INET6, port, &sp->sock6);
-	if (err && err != -EAFNOSUPPORT)
-		goto err_sock4;
-#endif
-	list_add_rcu(&sp->list, &sn->port_list);
-	*created = true;
-	return sp;
-
-#if IS_ENABLED(CONFIG_IPV6)
-err_sock4:
-	sock_release(sp->sock4);
-#endif
-err_free:
-	kfree(sp);
-	return ERR_PTR(err);
-}
-
-/* Does a device on @sp send to @addr?  An external device sends anywhere.
- * For ICMP about our segments, so rare that a walk of the table is fine.
- * RCU held.
- */
-bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr)
-{
-	struct stt_dev *stt;
-	int i;
-
-	if (rcu_access_pointer(sp->md_dev))
-		return true;
-	for (i = 0; i < STT_KEY_HASH_SIZE; i++) {
-		hlist_for_each_entry_rcu(stt, &sp->keys[i], hnode) {
-			const struct stt_config *cfg = rcu_dereference(stt->cfg);
-
-			if (!cfg || cfg->ipv6 != ipv6)
-				continue;
-			if (ipv6 ? ipv6_addr_equal(&cfg->key.u.ipv6.dst, addr) :
-				   cfg->key.u.ipv4.dst == *(const __be32 *)addr)
-				return true;
-		}
-	}
-	return false;
-}
-
-static void stt_port_sock_release(struct stt_port *sp)
-{
-	if (sp->sock6)
-		sock_release(sp->sock6);
-	sock_release(sp->sock4);
-}
-
-/* Undo a port record created by a request that then failed: a refused
- * request must not leave the port reserved.  RTNL held, no device on it.
- */
-static void stt_port_put_new(struct stt_port *sp)
-{
-	list_del_rcu(&sp->list);
-	stt_port_sock_release(sp);
-	kfree_rcu(sp, rcu);
-}
-
-/* Namespace exit: hooks are unregistered and no device is left. */
-void stt_ports_free(struct stt_net *sn)
-{
-	struct stt_port *sp, *tmp;
-
-	list_for_each_entry_safe(sp, tmp, &sn->port_list, list) {
-		list_del(&sp->list);
-		stt_port_sock_release(sp);
-		kfree(sp);
-	}
-}
-
-static bool stt_same_remote(const struct stt_config *a,
-			    const struct stt_config *b)
-{
-	if (a->ipv6 != b->ipv6)
-		return false;
-	if (a->ipv6)
-		return ipv6_addr_equal(&a->key.u.ipv6.dst, &b->key.u.ipv6.dst);
-	return a->key.u.ipv4.dst == b->key.u.ipv4.dst;
-}
-
-/* Would @cfg clash with a device already on its port?  RTNL held. */
-static int stt_check_clash(struct stt_port *sp, struct stt_dev *self,
-			   const struct stt_config *cfg,
-			   struct netlink_ext_ack *extack)
-{
-	struct stt_dev *other;
-
-	if (cfg->collect_md) {
-		other = rtnl_dereference(sp->md_dev);
-		if (other && other != self) {
-			NL_SET_ERR_MSG(extack,
-				       "An external STT device already uses this destination port");
-			return -EBUSY;
-		}
-		return 0;
-	}
-
-	hlist_for_each_entry(other, &sp->keys[stt_key_hash(cfg->key.tun_id)],
-			     hnode) {
-		const struct stt_config *ocfg = rtnl_dereference(other->cfg);
-
-		if (other == self || ocfg->key.tun_id != cfg->key.tun_id)
-			continue;
-		if (stt_same_remote(ocfg, cfg)) {
-			NL_SET_ERR_MSG(extack,
-				       "An STT device with this port, key and remote already exists");
-			return -EBUSY;
-		}
-	}
-	return 0;
-}
-
-static void stt_link_port(struct stt_dev *stt, struct stt_port *sp,
-			  const struct stt_config *cfg)
-{
-	stt->port = sp;
-	if (cfg->collect_md)
-		rcu_assign_pointer(sp->md_dev, stt);
-	else
-		hlist_add_head_rcu(&stt->hnode,
-				   &sp->keys[stt_key_hash(cfg->key.tun_id)]);
-}
-
-static void stt_unlink_port(struct stt_dev *stt,
-			    const struct stt_config *cfg)
-{
-	struct stt_port *sp = stt->port;
-
-	if (!sp)
-		return;
-	if (cfg->collect_md) {
-		if (rtnl_dereference(sp->md_dev) == stt)
-			RCU_INIT_POINTER(sp->md_dev, NULL);
-	} else {
-		hlist_del_init_rcu(&stt->hnode);
-	}
-	/* stt->port stays valid: ports live as long as the namespace. */
-}
-
 static unsigned int stt_needed_headroom(const struct stt_config *cfg)
 {
 	unsigned int ip = cfg->ipv6 || cfg->collect_md ?
@@ -508,7 +291,7 @@ int stt_configure(struct net *net, struct net_device *dev,
 		return PTR_ERR(sp);
 	}
 
-	err = stt_check_clash(sp, stt, cfg, extack);
+	err = stt_port_check_clash(sp, stt, cfg, extack);
 	if (err)
 		goto err_port;
 
@@ -528,7 +311,7 @@ int stt_configure(struct net *net, struct net_device *dev,
 		goto err_port;
 	}
 
-	stt_link_port(stt, sp, ncfg);
+	stt_port_link(stt, sp, ncfg);
 	list_add(&stt->next, &sn->dev_list);
 	return 0;
 
@@ -550,7 +333,7 @@ int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 	struct stt_config *ncfg;
 	int err;
 
-	err = stt_check_clash(sp, stt, cfg, extack);
+	err = stt_port_check_clash(sp, stt, cfg, extack);
 	if (err)
 		return err;
 
@@ -558,13 +341,13 @@ int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 	if (!ncfg)
 		return -ENOMEM;
 
-	stt_unlink_port(stt, old);
+	stt_port_unlink(stt, old);
 	/* Readers may still walk the old hash chain: let them finish before
 	 * the node joins another one.
 	 */
 	synchronize_net();
 	rcu_assign_pointer(stt->cfg, ncfg);
-	stt_link_port(stt, sp, ncfg);
+	stt_port_link(stt, sp, ncfg);
 	dev->needed_headroom = stt_needed_headroom(ncfg);
 	/* A transmit that read the old configuration may still be looking
 	 * its route up; invalidated before it is done, the cache would keep
@@ -582,7 +365,7 @@ void stt_dellink(struct net_device *dev, struct list_head *head)
 	struct stt_dev *stt = netdev_priv(dev);
 	struct stt_config *cfg = rtnl_dereference(stt->cfg);
 
-	stt_unlink_port(stt, cfg);
+	stt_port_unlink(stt, cfg);
 	list_del(&stt->next);
 	RCU_INIT_POINTER(stt->cfg, NULL);
 	kfree_rcu(cfg, rcu);

@@ -46,16 +46,6 @@ struct stt_outer {
 	u8		ttl;
 };
 
-struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port)
-{
-	struct stt_port *sp;
-
-	list_for_each_entry_rcu(sp, &sn->port_list, list)
-		if (sp->port == port)
-			return sp;
-	return NULL;
-}
-
 static void stt_read_outer(const struct sk_buff *skb, struct stt_outer *o)
 {
 	if (skb->protocol == htons(ETH_P_IPV6)) {
@@ -76,25 +66,6 @@ static void stt_read_outer(const struct sk_buff *skb, struct stt_outer *o)
 		o->tos = iph->tos;
 		o->ttl = iph->ttl;
 	}
-}
-
-static struct stt_dev *stt_find_dev(struct stt_port *sp, __be64 key,
-				    const struct stt_outer *o)
-{
-	u32 h = hash_64((__force u64)key, STT_KEY_HASH_BITS);
-	struct stt_dev *stt;
-
-	hlist_for_each_entry_rcu(stt, &sp->keys[h], hnode) {
-		const struct stt_config *cfg = rcu_dereference(stt->cfg);
-
-		if (!cfg || cfg->key.tun_id != key || cfg->ipv6 != o->ipv6)
-			continue;
-		if (o->ipv6 ? ipv6_addr_equal(&cfg->key.u.ipv6.dst,
-					      &o->saddr6) :
-			      cfg->key.u.ipv4.dst == o->saddr4)
-			return stt;
-	}
-	return rcu_dereference(sp->md_dev);
 }
 
 /* The ethertype the inner frame carries, looking through its in-band tags
@@ -218,6 +189,7 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 	struct stt_outer o;
 	struct stt_dev *stt;
 	struct stt_port *sp;
+	const void *remote;
 	struct stthdr sh;
 	u16 tci;
 	bool gso;
@@ -258,8 +230,10 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 		goto drop;
 	}
 
+	/* The frame's remote is the outer source address. */
+	remote = o.ipv6 ? (const void *)&o.saddr6 : &o.saddr4;
 	sp = stt_port_lookup_rcu(sn, dport);
-	stt = sp ? stt_find_dev(sp, sh.key, &o) : NULL;
+	stt = sp ? stt_port_find_dev(sp, sh.key, o.ipv6, remote) : NULL;
 	if (!stt || !netif_running(stt->dev)) {
 		why = STT_NS_DROP_NO_DEV;
 		goto drop;

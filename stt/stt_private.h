@@ -212,9 +212,21 @@ int stt_configure(struct net *net, struct net_device *dev,
 int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 		    struct netlink_ext_ack *extack);
 void stt_dellink(struct net_device *dev, struct list_head *head);
+
+/* port.c */
 struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created);
-bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr);
+void stt_port_put_new(struct stt_port *sp);
 void stt_ports_free(struct stt_net *sn);
+int stt_port_check_clash(struct stt_port *sp, struct stt_dev *self,
+			 const struct stt_config *cfg,
+			 struct netlink_ext_ack *extack);
+void stt_port_link(struct stt_dev *stt, struct stt_port *sp,
+		   const struct stt_config *cfg);
+void stt_port_unlink(struct stt_dev *stt, const struct stt_config *cfg);
+struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port);
+struct stt_dev *stt_port_find_dev(struct stt_port *sp, __be64 key, bool ipv6,
+				  const void *remote);
+bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr);
 
 /* netlink.c */
 int stt_netlink_init(void);
@@ -231,7 +243,6 @@ int stt_fill_metadata_dst(struct net_device *dev, struct sk_buff *skb);
 /* recv.c */
 int stt_hooks_register(struct net *net);
 void stt_hooks_unregister(struct net *net);
-struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port);
 void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 		   unsigned int nsegs);
 
