@@ -15,7 +15,7 @@
 #include <net/gro_cells.h>
 #include <net/ip_tunnels.h>
 #include <net/netns/generic.h>
-#include <net/stt.h>
+#include <net/stt_wire.h>
 #include <uapi/linux/stt.h>
 
 #include "compat.h"

@@ -18,7 +18,7 @@
 #include <linux/rtnetlink.h>
 #include <net/netlink.h>
 #include <net/rtnetlink.h>
-#include <net/stt.h>
+#include <net/stt_wire.h>
 #include <uapi/linux/stt.h>
 
 #include "ovs_compat.h"

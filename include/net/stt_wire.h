@@ -3,8 +3,8 @@
  * STT (draft-davie-stt-08): wire format and the interface stt.ko offers to
  * other modules (the Open vSwitch vport).
  */
-#ifndef _NET_STT_H
-#define _NET_STT_H
+#ifndef _NET_STT_WIRE_H
+#define _NET_STT_WIRE_H
 
 #include <linux/types.h>
 #include <linux/if_ether.h>
@@ -62,4 +62,4 @@ struct net_device;
 struct net_device *stt_dev_create_fb(struct net *net, const char *name,
 				     u8 name_assign_type, __be16 dst_port);
 
-#endif /* _NET_STT_H */
+#endif /* _NET_STT_WIRE_H */
