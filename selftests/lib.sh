@@ -434,6 +434,23 @@ xfer_check()
 
 # ---- Open vSwitch and OVN logs ---------------------------------------------
 
+# ovs_boot_settle: wait until this kernel has been up 11 s; call it before
+# starting ovs-vswitchd. Open vSwitch 3.1.0 (Debian 12's 3.1.0-2+deb12u1)
+# caches "no CPU" when it first counts CPUs less than 10 s after boot
+# (fixed upstream in 3.1.1, fff04b838 "ovs-thread: Fix cpus not read for
+# the first 10s"); with the kernel's per-CPU upcall dispatch it then runs
+# no handler thread ("Overriding n-handler-threads to 0") and every
+# datapath miss is lost until a reconfiguration after the 10 s happens to
+# recount. A guest started straight into a test is that young.
+ovs_boot_settle()
+{
+	local up
+
+	read -r up _ </proc/uptime
+	up=${up%.*}
+	((up >= 11)) || sleep $((11 - up))
+}
+
 # ovs_log_problems FILE [FROM_LINE]: the WARN/ERR/EMER lines of an Open
 # vSwitch or OVN log (from line FROM_LINE on), but for kinds that are
 # expected here:

@@ -125,6 +125,7 @@ vm_mac() {
 }
 
 start_vswitchd() {
+	ovs_boot_settle
 	ch "$1" ovs-vswitchd --detach --no-chdir --pidfile --log-file \
 		-vconsole:off -vsyslog:off -vfile:info 2>>"$T/stderr"
 }

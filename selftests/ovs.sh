@@ -104,6 +104,7 @@ far() {
 }
 
 start_vswitchd() {
+	ovs_boot_settle
 	ovs-vswitchd --detach --no-chdir --pidfile --log-file \
 		-vconsole:off -vsyslog:off -vfile:info 2>>"$T/stderr"
 }
