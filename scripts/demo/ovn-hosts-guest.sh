@@ -418,6 +418,31 @@ c_sampler_stop() {
 
 c_dpflows() { ovs-appctl dpctl/dump-flows 2>&1; }
 
+# What a failed check needs to say why, a line each: this chassis's
+# OpenFlow table and SB connection; its daemons' warnings (but timeval's
+# reports of a slow poll loop: TCG's pace); how many upcall handlers
+# ovs-vswitchd runs (0 loses every datapath miss: ovs_boot_settle); the
+# datapath's hit/missed/lost counts; each VM's neighbours (an unresolved
+# gateway or peer shows there) and what OpenFlow does with its ARP request
+# for its gateway.
+c_diag() {
+	local n
+
+	echo "ch$IDX: br-int flows $(ovs-ofctl dump-flows br-int 2>/dev/null | grep -c 'table=')," \
+		"ovn-controller SB $(ovs-appctl -t ovn-controller connection-status 2>&1)"
+	grep -hE '\|(WARN|ERR|EMER)\|' "$D/ovs/ovn-controller.log" \
+		"$D/ovs/ovs-vswitchd.log" 2>/dev/null | grep -v '|timeval|' |
+		tail -n 8 | sed "s/^/ch$IDX: /"
+	echo "ch$IDX: vswitchd: $(grep -h 'n-handler-threads' "$D/ovs/ovs-vswitchd.log" | tail -n 1)"
+	echo "ch$IDX: datapath: $(ovs-appctl dpctl/show 2>&1 | grep -E 'lookups' | tr -s ' \n' ' ')"
+	for n in $(vms_of "$IDX"); do
+		echo "ch$IDX: vm$n neighbours: $(ip -n "vm$n" neigh show 2>&1 | tr '\n' ';')"
+		echo "ch$IDX: vm$n ARP for its gateway, traced: $(ovs-appctl ofproto/trace br-int \
+			"in_port=vm$n-p,arp,dl_src=$(vm_mac "$n"),dl_dst=ff:ff:ff:ff:ff:ff,arp_op=1,arp_spa=$(vm_ip "$n"),arp_tpa=10.$(sw_of "$n").0.254" 2>&1 |
+			grep -E '^Datapath actions' | tr '\n' ';')"
+	done
+}
+
 c_kernel_log() { dmesg --color=never | grep -E 'WARNING:|BUG:|RIP:|Call Trace:' | head -n 5; }
 
 # Everything of this chassis down; "stt_devices=N vport_users=M".
@@ -553,6 +578,15 @@ ping_check() {
 	done
 }
 
+# Every chassis's c_diag, as INFO lines, after a check failed.
+diag_all() {
+	local i
+
+	for ((i = 1; i <= NCH; i++)); do
+		on "$i" diag | sed 's/^/INFO: /'
+	done
+}
+
 # pairs_all: every pair A-B, A < B; pairs_with C: those with a VM on
 # chassis C; pairs_without C: the others.
 pairs_all() {
@@ -680,6 +714,7 @@ test_pings() {
 	ping_check 10 "$p"
 	[ -z "$BAD" ]
 	check_err $? "no answer:$BAD"
+	[ -z "$BAD" ] || diag_all
 	log_test "ping between all $(wc -w <<<"$p") VM pairs (same switch and across lr1)"
 }
 
