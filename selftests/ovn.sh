@@ -40,6 +40,8 @@ REPO=$(cd "$SELFDIR/.." && pwd)
 MODDIR=${STT_MODULE_DIR:-$REPO}
 # shellcheck source=selftests/lib.sh
 source "$SELFDIR/lib.sh"
+# shellcheck source=selftests/ovn_lib.sh
+source "$SELFDIR/ovn_lib.sh"
 
 ALL_TESTS="
 	test_tunnels
@@ -57,8 +59,7 @@ TCPX=$SELFDIR/stt_tcp.py
 XPORT=5000
 XBYTES=${OVN_XBYTES:-1000000}
 RATE_BYTES=${OVN_RATE_BYTES:-20000000}
-CH_OF=(x 1 2 3 1 2 3)			# VM -> chassis
-SW_OF=(x 1 1 1 2 2 2)			# VM -> logical switch
+NCH=3					# chassis; VMs: ovn_lib.sh
 
 skip_all() {
 	echo "SKIP: $*"
@@ -114,14 +115,6 @@ vm() {
 
 	shift
 	ip netns exec "${VM[$n]}" "$@"
-}
-
-vm_ip() {
-	echo "10.${SW_OF[$1]}.0.$1"
-}
-
-vm_mac() {
-	printf '02:00:00:00:%02x:%02x' "${SW_OF[$1]}" "$1"
 }
 
 start_vswitchd() {
@@ -202,44 +195,24 @@ setup_underlay() {
 	done
 }
 
-setup_logical() {
-	local s n
-
-	nbctl lr-add lr1 || return 1
-	for s in 1 2; do
-		nbctl ls-add "ls$s" \
-		-- lrp-add lr1 "lr1-ls$s" "02:00:00:00:0$s:fe" "10.$s.0.254/24" \
-		-- lsp-add "ls$s" "ls$s-lr1" \
-		-- lsp-set-type "ls$s-lr1" router \
-		-- lsp-set-addresses "ls$s-lr1" router \
-		-- lsp-set-options "ls$s-lr1" "router-port=lr1-ls$s" || return 1
-	done
-	for n in 1 2 3 4 5 6; do
-		nbctl lsp-add "ls${SW_OF[$n]}" "vm$n" \
-		-- lsp-set-addresses "vm$n" "$(vm_mac "$n") $(vm_ip "$n")" ||
-			return 1
-	done
-}
-
 # The VMs' ports bind last: CONVERGE_MS is from the last binding to all
 # chassis having caught up (ovn-nbctl --wait=hv).
 setup_vms() {
-	local n t0 t1
+	local n c t0 t1
 
-	for n in 1 2 3 4 5 6; do
-		local c=${CH_OF[$n]}
-
+	for ((n = 1; n <= 2 * NCH; n++)); do
+		c=$(ch_of "$n")
 		ip -n "${VM[$n]}" link add eth0 type veth peer name "vm$n-p" \
 			netns "${CH[$c]}" &&
 		ip -n "${VM[$n]}" link set eth0 address "$(vm_mac "$n")" &&
 		ip -n "${VM[$n]}" addr add "$(vm_ip "$n")/24" dev eth0 &&
 		ip -n "${VM[$n]}" link set eth0 up &&
-		ip -n "${VM[$n]}" route add default via "10.${SW_OF[$n]}.0.254" &&
+		ip -n "${VM[$n]}" route add default via "$(vm_gw "$n")" &&
 		ip -n "${CH[$c]}" link set "vm$n-p" up || return 1
 	done
 	t0=$(date +%s%N)
-	for n in 1 2 3 4 5 6; do
-		vsctl "${CH_OF[$n]}" add-port br-int "vm$n-p" \
+	for ((n = 1; n <= 2 * NCH; n++)); do
+		vsctl "$(ch_of "$n")" add-port br-int "vm$n-p" \
 			-- set interface "vm$n-p" external_ids:iface-id="vm$n" ||
 			return 1
 	done
@@ -294,7 +267,7 @@ VM=(x "$V1" "$V2" "$V3" "$V4" "$V5" "$V6")
 t_setup=$(date +%s)
 if ! setup_underlay || ! setup_central ||
    ! setup_chassis 1 || ! setup_chassis 2 || ! setup_chassis 3 ||
-   ! setup_logical || ! setup_vms; then
+   ! ovn_logical_up || ! setup_vms; then
 	cat "$T/stderr" 2>/dev/null
 	tail -n 5 "$T"/ch*/ovn-controller.log "$T"/cen/northd.log 2>/dev/null
 	echo "FAIL: OVN setup failed"

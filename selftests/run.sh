@@ -5,8 +5,9 @@
 #
 #   selftests/run.sh [TEST.sh...]
 #
-# Runs every selftests/*.sh but lib.sh and run.sh (or the scripts named),
-# one after the other, as root (normally inside scripts/vm/run.sh). Each
+# Runs every selftests/*.sh but run.sh and the libraries (lib.sh,
+# *_lib.sh), or the scripts named, one after the other, as root (normally
+# inside scripts/vm/run.sh). Each
 # script's output is shown prefixed with "# "; each script gives one
 # "ok N name" / "not ok N name" line (exit 4: "ok N name # SKIP").
 #
@@ -31,7 +32,7 @@ if [ "$#" -gt 0 ]; then
 else
 	for t in *.sh; do
 		case $t in
-		lib.sh|run.sh) ;;
+		lib.sh|*_lib.sh|run.sh) ;;
 		*) tests+=("$t") ;;
 		esac
 	done

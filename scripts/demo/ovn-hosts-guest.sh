@@ -55,6 +55,8 @@ SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=selftests/lib.sh
 source "$REPO/selftests/lib.sh"
+# shellcheck source=selftests/ovn_lib.sh
+source "$REPO/selftests/ovn_lib.sh"
 
 ALL_TESTS="
 	test_tunnels
@@ -95,14 +97,6 @@ export OVS_RUNDIR=$D/ovs OVS_DBDIR=$D/ovs OVS_LOGDIR=$D/ovs \
 	OVN_LOGDIR=$D/ovs OVN_SYSCONFDIR=$D/ovs
 
 say() { echo "ovn-hosts: $*"; }
-
-# ---- the VMs ---------------------------------------------------------------
-
-ch_of() { echo $(( ($1 - 1) % NCH + 1 )); }
-sw_of() { if (($1 <= NCH)); then echo 1; else echo 2; fi; }
-vm_ip() { echo "10.$(sw_of "$1").0.$1"; }
-vm_mac() { printf '02:00:00:00:%02x:%02x' "$(sw_of "$1")" "$1"; }
-vms_of() { echo "$1" $(($1 + NCH)); }	# the VMs of chassis $1
 
 # ---- remote execution ------------------------------------------------------
 
@@ -235,7 +229,7 @@ c_vms_up() {
 		ip -n "vm$n" link set eth0 address "$(vm_mac "$n")" &&
 		ip -n "vm$n" addr add "$(vm_ip "$n")/24" dev eth0 &&
 		ip -n "vm$n" link set eth0 up &&
-		ip -n "vm$n" route add default via "10.$(sw_of "$n").0.254" &&
+		ip -n "vm$n" route add default via "$(vm_gw "$n")" &&
 		ip link set "vm$n-p" up || return 1
 	done
 }
@@ -438,7 +432,7 @@ c_diag() {
 	for n in $(vms_of "$IDX"); do
 		echo "ch$IDX: vm$n neighbours: $(ip -n "vm$n" neigh show 2>&1 | tr '\n' ';')"
 		echo "ch$IDX: vm$n ARP for its gateway, traced: $(ovs-appctl ofproto/trace br-int \
-			"in_port=vm$n-p,arp,dl_src=$(vm_mac "$n"),dl_dst=ff:ff:ff:ff:ff:ff,arp_op=1,arp_spa=$(vm_ip "$n"),arp_tpa=10.$(sw_of "$n").0.254" 2>&1 |
+			"in_port=vm$n-p,arp,dl_src=$(vm_mac "$n"),dl_dst=ff:ff:ff:ff:ff:ff,arp_op=1,arp_spa=$(vm_ip "$n"),arp_tpa=$(vm_gw "$n")" 2>&1 |
 			grep -E '^Datapath actions' | tr '\n' ';')"
 	done
 }
@@ -500,25 +494,6 @@ central_down() {
 		[ -e "$D/cen/$i.ctl" ] && ovs-appctl -t "$D/cen/$i.ctl" exit 2>/dev/null
 	done
 	return 0
-}
-
-logical_up() {
-	local s n
-
-	nbctl lr-add lr1 || return 1
-	for s in 1 2; do
-		nbctl ls-add "ls$s" \
-		-- lrp-add lr1 "lr1-ls$s" "02:00:00:00:0$s:fe" "10.$s.0.254/24" \
-		-- lsp-add "ls$s" "ls$s-lr1" \
-		-- lsp-set-type "ls$s-lr1" router \
-		-- lsp-set-addresses "ls$s-lr1" router \
-		-- lsp-set-options "ls$s-lr1" "router-port=lr1-ls$s" || return 1
-	done
-	for ((n = 1; n <= NVM; n++)); do
-		nbctl lsp-add "ls$(sw_of "$n")" "vm$n" \
-		-- lsp-set-addresses "vm$n" "$(vm_mac "$n") $(vm_ip "$n")" ||
-			return 1
-	done
 }
 
 # Every VM port bound to its chassis in the southbound database?
@@ -1154,7 +1129,7 @@ setup_all() {
 			{ say "guest $i's agent never answered"; return 1; }
 		on "$i" chassis_up stt || { say "ch$i did not start"; return 1; }
 	done
-	logical_up || { say "logical network setup failed"; return 1; }
+	ovn_logical_up || { say "logical network setup failed"; return 1; }
 	for ((i = 1; i <= NCH; i++)); do
 		on "$i" vms_up || { say "ch$i: VM namespaces failed"; return 1; }
 	done
