@@ -174,7 +174,7 @@ mss_floor()
 	# shellcheck disable=SC2016 # busywait evaluates it on each try
 	BUSYWAIT_SLEEP=0.5 busywait 60000 \
 		eval '(($(grep -c " tcp 40$" "$TMP/mss.tcpdump") >= n))'
-	sleep 1
+	file_settled "$TMP/mss.tcpdump"
 	kill "$dump" 2>/dev/null
 	wait "$dump" 2>/dev/null
 	m1=$(stat_of rx_mss_clamped)

@@ -178,38 +178,6 @@ rx_packets()
 }
 
 
-# capture_start NS DEV FILE FILTER: tcpdump in the background until
-# capture_stop; returns once tcpdump listens.
-capture_start()
-{
-	ip netns exec "$1" tcpdump -i "$2" -s 0 -U -w "$3" "$4" 2>"$3.log" &
-	CAPTURE_PID=$!
-	CAPTURE_FILE=$3
-	busywait 30000 file_has "$3.log" "listening on"
-}
-
-file_has()
-{
-	[[ -f "$1" && "$(<"$1")" == *"$2"* ]]
-}
-
-capture_stop()
-{
-	local size=-1
-
-	# tcpdump drops what it has not read from its ring when interrupted:
-	# give it time (a loaded TCG guest schedules it late) until the file
-	# stops growing.
-	sleep 1
-	for _ in $(seq 20); do
-		sleep 0.25
-		[[ $(stat -c %s "$CAPTURE_FILE" 2>/dev/null) == "$size" ]] && break
-		size=$(stat -c %s "$CAPTURE_FILE" 2>/dev/null)
-	done
-	kill -INT "$CAPTURE_PID" 2>/dev/null
-	wait "$CAPTURE_PID" 2>/dev/null
-}
-
 # ---- transfers --------------------------------------------------------------
 
 # "device,inner address,label" for the four underlay x inner cases

@@ -101,20 +101,14 @@ wire_count()
 wire_start()
 {
 	WIRE_PCAP=$(mktemp /tmp/stt-ipsec-XXXXXX.pcap)
-	ip netns exec "$1" tcpdump -i "$2" -s 128 -U -w "$WIRE_PCAP" \
-		'esp or tcp port 7471' 2>"$WIRE_PCAP.log" &
-	WIRE_PID=$!
-	busywait 30000 grep -q "listening on" "$WIRE_PCAP.log"
+	capture_start "$1" "$2" "$WIRE_PCAP" 'esp or tcp port 7471' 128
 }
 
 # wire_stop: end the capture; WIRE_ESP and WIRE_PLAIN are its ESP packets
 # and plaintext STT segments.
 wire_stop()
 {
-	# The transfer's last ACKs may still be on their way.
-	sleep 1
-	kill "$WIRE_PID" 2>/dev/null
-	wait "$WIRE_PID" 2>/dev/null
+	capture_stop
 	WIRE_ESP=$(wire_count "$WIRE_PCAP" esp)
 	WIRE_PLAIN=$(wire_count "$WIRE_PCAP" 'tcp port 7471')
 	rm -f "$WIRE_PCAP" "$WIRE_PCAP.log"

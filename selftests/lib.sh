@@ -432,6 +432,51 @@ xfer_check()
 	check_err $? "transfer to $1: ${XINFO[$1]}"
 }
 
+# ---- packet captures --------------------------------------------------------
+
+# file_settled FILE: wait (up to 10 s) until FILE has stopped growing for
+# half a second: a capture's writer (tcpdump -U, or -l to a file) has
+# written out what it had read.
+file_settled()
+{
+	local size=-1 now
+
+	for _ in $(seq 20); do
+		now=$(stat -c %s "$1" 2>/dev/null)
+		[[ $now == "$size" ]] && return 0
+		size=$now
+		sleep 0.5
+	done
+	return 1
+}
+
+# capture_start NS DEV FILE FILTER [SNAPLEN]: tcpdump on DEV in netns NS
+# into the pcap FILE (SNAPLEN bytes of each packet, default all) until
+# capture_stop; returns once tcpdump listens (status 1 if it never did).
+# One capture at a time.
+capture_start()
+{
+	ip netns exec "$1" tcpdump -i "$2" -s "${5:-0}" -U -w "$3" "$4" 2>"$3.log" &
+	CAPTURE_PID=$!
+	CAPTURE_FILE=$3
+	busywait 30000 file_has "$3.log" "listening on"
+}
+
+# capture_stop: end it once the file stops growing (interrupted, tcpdump
+# drops what it has not read from its ring yet, and a loaded TCG guest
+# schedules it late).
+capture_stop()
+{
+	file_settled "$CAPTURE_FILE"
+	kill -INT "$CAPTURE_PID" 2>/dev/null
+	wait "$CAPTURE_PID" 2>/dev/null
+}
+
+file_has()
+{
+	[[ -f "$1" && "$(<"$1")" == *"$2"* ]]
+}
+
 # ---- Open vSwitch and OVN logs ---------------------------------------------
 
 # ovs_boot_settle: wait until this kernel has been up 11 s; call it before
