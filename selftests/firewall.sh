@@ -94,12 +94,12 @@ reading()
 }
 
 # craft_deltas CLASS N NAME...: A sends N crafted CLASS segments
-# (stt_craft.py), then, a second later, DELTA[NAME] is how much each of B's
-# readings grew.
+# (stt_craft.py); once B's first reading has grown by N (at most 10 s) and
+# none has changed for half a second, DELTA[NAME] is how much each grew.
 declare -A DELTA
 craft_deltas()
 {
-	local class=$1 n=$2 name out
+	local class=$1 n=$2 name out now last=
 	local -A before
 
 	shift 2
@@ -109,7 +109,16 @@ craft_deltas()
 	out=$(a python3 "$CRAFT" --dev vA --dst-mac "$B_MAC" --count "$n" \
 		send "$class")
 	check_err $? "stt_craft.py send $class failed: $out"
-	sleep 1
+	for _ in $(seq 20); do
+		now=
+		for name; do
+			now+=" $(reading "$name")"
+		done
+		[[ $now == "$last" ]] &&
+			(($(reading "$1") - before[$1] >= n)) && break
+		last=$now
+		sleep 0.5
+	done
 	for name; do
 		DELTA[$name]=$(($(reading "$name") - before[$name]))
 	done

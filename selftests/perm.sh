@@ -246,13 +246,14 @@ while True:
 	LISTENER=$!
 	busywait 5000 listening
 	# The user-ns device takes port 7999 in its netns (hook + socket)
-	# while the initial netns connects to its own 7999.
+	# and holds it for 3 s from "up" on, while the initial netns connects
+	# to its own 7999.
 	userns '
 		ip link add stt0 type stt external dstport 7999 &&
-		ip link set stt0 up && sleep 3 && echo userns-ok' \
+		ip link set stt0 up && echo up && sleep 3 && echo userns-ok' \
 		>"$TMP/userns.out" 2>&1 &
 	local upid=$!
-	sleep 1
+	busywait 30000 file_has "$TMP/userns.out" up
 	out=$(python3 -c '
 import socket
 s = socket.create_connection(("127.0.0.1", 7999), timeout=5)
