@@ -369,11 +369,14 @@ class Bench:
         """One measurement, one record."""
         t = defs.test(test)
         ip = addr(tunnel, 2)
+        dev = self.snd.dev(tunnel)
+        s0 = self.snd.link_stats().get(dev, {})
         c0, r0 = self.cpu_local(), self.cpu_remote()
         w0 = time.monotonic()
         res = self.tools.run(ip, test)
         wall = time.monotonic() - w0
         c1, r1 = self.cpu_local(), self.cpu_remote()
+        s1 = self.snd.link_stats().get(dev, {})
         rec = dict(self.common, scenario=scenario, offload=self.mode,
                    tunnel=tunnel, test=test, rep=rep,
                    duration=self.plan["duration"], wall=round(wall, 2),
@@ -385,6 +388,11 @@ class Bench:
         else:
             rec["cpu_total"] = cpu_pct(c0, c1, NCPU)
         rec.update(res)
+        # what the sender handed to the tunnel (or the wire): GSO packets
+        # counted once, so bytes per packet is their mean size
+        for k in ("tx_packets", "tx_bytes"):
+            if s0.get(k) is not None and s1.get(k) is not None:
+                rec["dev_" + k] = s1[k] - s0[k]
         rec.update(extra)
         record("measure", **rec)
         cpu = "/".join("-" if rec[k] is None else str(rec[k])

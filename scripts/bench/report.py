@@ -76,8 +76,14 @@ def per_unit(r, key):
     return c / (v / unit[1])
 
 
+def bytes_per_packet(r):
+    p, b = r.get("dev_tx_packets"), r.get("dev_tx_bytes")
+    return b / p if p and b is not None else None
+
+
 FIGURES = {   # figure name: (record -> number), higher is better?
     "value": (lambda r: r.get("value"), True),
+    "bpp": (bytes_per_packet, True),
     "cpu_per": (lambda r: per_unit(r, "cpu_total"), False),
     "cpu_snd_per": (lambda r: per_unit(r, "cpu_snd"), False),
     "cpu_rcv_per": (lambda r: per_unit(r, "cpu_rcv"), False),
@@ -315,7 +321,7 @@ def main_tables(out, res, tgt, summary):
                      "vs none", "vs VXLAN"]
         else:
             head += ["CPU/u", "vs none", "vs VXLAN"]
-        head.append("tool")
+        head += ["B/pkt", "tool"]
         t = Table(head)
         for test in tests_in(res, tgt, scen, mode):
             tt = defs.test(test)
@@ -344,6 +350,8 @@ def main_tables(out, res, tgt, summary):
                         r = ratio(g, base[b], fig) if tun != b else None
                         entry["%s_vs_%s" % (fig, b)] = r
                         cells.append(fmt_ratio(r, False))
+                entry["bytes_per_packet"] = g.fig("bpp")
+                cells.append(fmt(entry["bytes_per_packet"]["median"]))
                 cells.append(",".join(g.tools) + (" (%d failed)" % len(
                     g.errors) if g.errors else ""))
                 t.add(*cells)
@@ -352,12 +360,18 @@ def main_tables(out, res, tgt, summary):
         if pair:
             out.para("CPU/u: CPU% of the sending guest (snd) and of the "
                      "receiving guest (rcv), each its own vCPU, per unit "
-                     "(Gbit/s, kpkt/s, ktrans/s); lower is better.")
+                     "(Gbit/s, kpkt/s, ktrans/s); lower is better. B/pkt: "
+                     "mean size of the packets the sender handed to the "
+                     "tunnel device (no tunnel: the NIC), GSO packets "
+                     "counted once.")
         else:
             out.para("CPU/u: CPU%% of the whole guest (%s vCPU: sender "
                      "and receiver together) per unit (Gbit/s, kpkt/s, "
                      "ktrans/s); lower is better. The profile below splits "
-                     "it into transmit and receive path." %
+                     "it into transmit and receive path. B/pkt: mean size "
+                     "of the packets the sending namespace handed to the "
+                     "tunnel device (no tunnel: the veth), GSO packets "
+                     "counted once." %
                      res.meta.get("onevm_smp", "?"))
 
 
@@ -440,7 +454,7 @@ def bigtcp_section(out, res, tgt):
     i = infos[0]
     t = Table(["tunnel", "device's gso_ipv4_max_size", "TSO Gbit/s",
                "BIG TCP Gbit/s", "BIG/TSO", "vs none (TSO)",
-               "vs none (BIG TCP)"])
+               "vs none (BIG TCP)", "B/pkt TSO", "B/pkt BIG TCP"])
     ent = {}
     for tun in defs.TUNNEL_ORDER:
         a = res.g(tgt, "onevm", "tso", "tcp1", tun)
@@ -457,15 +471,28 @@ def bigtcp_section(out, res, tgt):
             if tun != "none" else None
         nb = ratio(b, res.g(tgt, "onevm", "bigtcp", "tcp1", "none")) \
             if tun != "none" else None
+        bpa = a.fig("bpp")["median"] if a else None
+        bpb = b.fig("bpp")["median"]
         t.add(tun, cell, fmt(a.fig()["median"] if a else None, "gbps"),
               fmt(b.fig()["median"], "gbps"), fmt_ratio(r, False),
-              fmt_ratio(na, False), fmt_ratio(nb, False))
+              fmt_ratio(na, False), fmt_ratio(nb, False), fmt(bpa),
+              fmt(bpb))
         ent[tun] = {"gso_ipv4_max_size": dev, "refused": said,
                     "big_over_tso": r, "vs_none_tso": na,
-                    "vs_none_big": nb}
+                    "vs_none_big": nb, "bpp_tso": bpa, "bpp_big": bpb}
     out.table(t)
     if "stt" in ent and "none" in ent:
         s, n = ent["stt"], ent["none"]
+        if n["bpp_big"] is not None:
+            out.para(
+                "No tunnel's TCP handed the wire packets of %s bytes on "
+                "average with BIG TCP (%s without)%s." % (
+                    fmt(n["bpp_big"]), fmt(n["bpp_tso"]),
+                    ": it never built packets above 64 KB, so BIG TCP had "
+                    "nothing to enlarge (TCP sizes its GSO packets to about "
+                    "a millisecond of its sending rate, and this emulated "
+                    "rate is low)" if n["bpp_big"] < 65536 else
+                    ": above 64 KB, which BIG TCP allows"))
         out.para(
             "What it means, measured: BIG TCP changes no tunnel by %s (its "
             "TCP may now hand the wire GSO packets above 64 KB); STT by %s: "
