@@ -11,11 +11,11 @@ QEMU guests (defs.SCENARIOS):
            a private netns (scripts/vm/pair.sh): TSO, GRO, no UDP-tunnel
            offload -- the seed's two machines
   onevm    one guest (-icount: deterministic), two netns joined by veth,
-           the underlay's offloads switched (defs.MODES)
+           the underlay's offloads switched (defs.MODES), and TSO with
+           transport-mode ESP between the hosts (AES-GCM, or ESP's null
+           cipher) for every tunnel and no tunnel alike
   scale    in the one-VM guest: one STT tunnel among 1, 100, 1000 STT
            devices
-  esp      in the one-VM guest: each tunnel's outer traffic in
-           transport-mode ESP
   profile  in the one-VM guest: perf profile of the same transfer per
            tunnel, broken down by function, per packet and per byte
   netns    in the one-VM guest: 1000 network namespaces created and
@@ -80,11 +80,12 @@ def options(argv):
     a("--test", metavar="LIST",
       help="%s, or tcpN/udpN, for every scenario (default: each "
       "scenario's own: all for pair and one VM's tso mode, tcp1,tcp5 for "
-      "the other modes, tcp1,tcp_rr for scale and ESP, tcp1 for the "
-      "profile)" % ",".join(defs.KNOWN_TESTS))
+      "the other modes, tcp1,tcp_rr for scale, tcp1 for the profile)" % ",".join(defs.KNOWN_TESTS))
     a("--offload", metavar="LIST", default=",".join(defs.MODE_ORDER),
       help="one-VM underlay modes: %(default)s (default; bigtcp needs "
-      "Linux 6.3+, skipped before)")
+      "Linux 6.3+, skipped before; esp: tso with transport-mode ESP, "
+      "AES-GCM, between the hosts; espnull: the same with ESP's null "
+      "cipher)")
     a("--devices", metavar="LIST", default=D["devices"],
       help="scale: STT device counts (default %(default)s)")
     a("--duration", metavar="S", type=int,
@@ -98,6 +99,10 @@ def options(argv):
     a("--multi-tool", choices=("iperf3", "netperf"), default=D["multi_tool"],
       help="TCP with 5/50 sessions: iperf3 (default, one process, one "
       "interval) or netperf (a process each)")
+    a("--cpu", metavar="MODEL",
+      help="QEMU CPU model of the one-VM guest (default: QEMU's, qemu64, "
+      "without AES-NI; \"max\" emulates AES-NI and PCLMUL, so ESP's "
+      "AES-GCM is not software AES)")
     a("--smp", metavar="N", type=int, default=D["smp"],
       help="vCPUs of the one-VM guest (default %(default)s)")
     a("--icount", metavar="N|off", default=D["icount"],
@@ -160,6 +165,8 @@ def scenario_tests(o, scen, mode=None):
         return defs.split(o.test)
     s = defs.SCENARIOS[scen]
     if o.quick:
+        if mode and mode in s.quick_per_mode:
+            return list(s.quick_per_mode[mode])
         return list(s.quick_tests or s.tests)
     if mode and mode in s.per_mode:
         return list(s.per_mode[mode])
@@ -187,9 +194,6 @@ def plans(o):
         onevm["modes"] = {m: scenario_tests(o, "onevm", m) for m in modes}
         onevm["scale"] = {"devices": [int(x) for x in defs.split(o.devices)],
                           "tests": scenario_tests(o, "scale")}
-        onevm["esp"] = {"tests": scenario_tests(o, "esp"),
-                        "tunnels": [t for t in defs.ESP_TUNNELS
-                                    if t in tunnels]}
         ptests = [t for t in scenario_tests(o, "profile")
                   if defs.test(t).kind in ("stream", "rr")]
         onevm["profile"] = dict(
@@ -227,6 +231,8 @@ def onevm_cmd(o, tgt, plan, out, sfx):
         "--smp", str(o.smp), "--timeout", str(onevm_timeout(plan))]
     if o.icount != "off":
         cmd += ["--icount", o.icount]
+    if o.cpu:
+        cmd += ["--qemu-arg", "-cpu", "--qemu-arg", o.cpu]
     return cmd, "one VM: " + ", ".join(plan["phases"])
 
 
@@ -242,9 +248,6 @@ def onevm_timeout(plan):
     if "scale" in plan["phases"]:
         n += len(plan["scale"]["devices"]) * (
             len(plan["scale"]["tests"]) + 4) * plan["reps"]
-    if "esp" in plan["phases"]:
-        n += len(plan["esp"]["tests"]) * len(plan["esp"]["tunnels"]) * \
-            plan["reps"]
     s = 300 + n * (plan["duration"] + 20)
     if "profile" in plan["phases"]:
         p = plan["profile"]
@@ -428,7 +431,7 @@ def main(argv):
         "tunnels": next(iter(vms.values()))["tunnels"] if vms else [],
         "duration": o.duration,
         "reps": o.reps, "tool": o.tool, "multi_tool": o.multi_tool,
-        "onevm_smp": o.smp, "onevm_icount": o.icount,
+        "onevm_smp": o.smp, "onevm_icount": o.icount, "onevm_cpu": o.cpu,
         "pair_icount": o.pair_icount, "host_cpus": os.cpu_count(),
         "loadavg_start": load_start, "loadavg_end": loadavg(),
         "elapsed_s": round(time.time() - t_start), "timings_s": timings,

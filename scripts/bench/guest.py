@@ -347,6 +347,7 @@ class Bench:
                        "kernel": os.uname().release}
         self.agent = None       # pair: guest b's address
         self.mode = None
+        self.esp = ""           # one VM: ESP between the hosts (defs.Mode)
 
     def cpu_local(self):
         return cpu_snap(stat_line())
@@ -371,12 +372,14 @@ class Bench:
         ip = addr(tunnel, 2)
         dev = self.snd.dev(tunnel)
         s0 = self.snd.link_stats().get(dev, {})
+        e0 = self.esp_packets(self.snd) if self.esp else None
         c0, r0 = self.cpu_local(), self.cpu_remote()
         w0 = time.monotonic()
         res = self.tools.run(ip, test)
         wall = time.monotonic() - w0
         c1, r1 = self.cpu_local(), self.cpu_remote()
         s1 = self.snd.link_stats().get(dev, {})
+        e1 = self.esp_packets(self.snd) if self.esp else None
         rec = dict(self.common, scenario=scenario, offload=self.mode,
                    tunnel=tunnel, test=test, rep=rep,
                    duration=self.plan["duration"], wall=round(wall, 2),
@@ -393,6 +396,17 @@ class Bench:
         for k in ("tx_packets", "tx_bytes"):
             if s0.get(k) is not None and s1.get(k) is not None:
                 rec["dev_" + k] = s1[k] - s0[k]
+        if self.esp:
+            # what went through the sender's SA: a figure over ESP only
+            # if something did
+            rec["esp_packets"] = e1 - e0 if None not in (e0, e1) else None
+            if rec["esp_packets"] is None:
+                say("%s %s: the SA's counters did not parse (ip -s xfrm "
+                    "state)" % (tunnel, test))
+            elif rec["esp_packets"] == 0:
+                say("%s %s: no packet went through ESP" % (tunnel, test))
+                rec["error"] = "no ESP packets: not over ESP"
+                rec["value"] = None
         rec.update(extra)
         record("measure", **rec)
         cpu = "/".join("-" if rec[k] is None else str(rec[k])
@@ -607,7 +621,8 @@ class OneVM(Bench):
             h.run(["ethtool", "-K", "wire", "tso", onoff[m.tso],
                    "tx-udp_tnl-segmentation", onoff[m.udp_tnl],
                    "tx-udp_tnl-csum-segmentation", onoff[m.udp_tnl]])
-        info = {"offload": name}
+        self.set_esp(m.esp)
+        info = {"offload": name, "esp": self.esp_algs()}
         if rel >= (6, 3):
             # BIG TCP (IPv4) on the wire, and on each tunnel device as far
             # as it lets itself: what it refuses is its own size limit
@@ -631,6 +646,7 @@ class OneVM(Bench):
                     self.a, self.a.dev(t), "gso_ipv4_max_size")
         self.mode = name
         info["underlay"] = self.offloads_of(self.a)
+        info.update(self.mtus(self.a))
         self.info(**info)
         return None
 
@@ -705,37 +721,44 @@ class OneVM(Bench):
 
     # ---- ESP ---------------------------------------------------------------
 
-    def esp_states(self, add):
-        spi = {1: "0x100", 2: "0x200"}
-        key = {1: defs.ESP_KEYS[0], 2: defs.ESP_KEYS[1]}
-        for h, peer in ((self.a, 2), (self.b, 1)):
-            if not add:
-                h.ip("xfrm", "policy", "flush", check=False)
-                h.ip("xfrm", "state", "flush", check=False)
-                continue
-            lines = []
-            for src, dst in ((h.index, peer), (peer, h.index)):
-                lines.append(
-                    "xfrm state add src %s.%d dst %s.%d proto esp spi %s "
-                    "mode transport aead %s %s 128" % (
-                        defs.UNDERLAY_NET, src, defs.UNDERLAY_NET, dst,
-                        spi[src], defs.ESP_ALG, key[src]))
-            h.batch(lines)
+    def set_esp(self, alg):
+        """Transport-mode ESP for everything between the two hosts (ALG:
+        a defs.ESP_ALGS key), none for ""; the UDP tunnels' inner MTU
+        follows (defs.Tunnel.esp_mtu)."""
+        for h in (self.a, self.b):
+            h.ip("xfrm", "state", "flush", check=False)
+            h.ip("xfrm", "policy", "flush", check=False)
+        if alg:
+            fwd, back = defs.ESP_ALGS[alg]
+            one = "%s.1" % defs.UNDERLAY_NET
+            two = "%s.2" % defs.UNDERLAY_NET
+            for h in (self.a, self.b):
+                me, pe = (one, two) if h.index == 1 else (two, one)
+                h.ip("xfrm", "state", "add", "src", one, "dst", two,
+                     "proto", "esp", "spi", "0x100", "mode", "transport",
+                     *fwd)
+                h.ip("xfrm", "state", "add", "src", two, "dst", one,
+                     "proto", "esp", "spi", "0x200", "mode", "transport",
+                     *back)
+                h.ip("xfrm", "policy", "add", "src", me, "dst", pe, "dir",
+                     "out", "tmpl", "src", me, "dst", pe, "proto", "esp",
+                     "mode", "transport")
+                h.ip("xfrm", "policy", "add", "src", pe, "dst", me, "dir",
+                     "in", "tmpl", "src", pe, "dst", me, "proto", "esp",
+                     "mode", "transport", "level", "required")
+        for h in (self.a, self.b):
+            for name in self.tunnels:
+                t = defs.TUNNELS[name]
+                mtu = t.esp_mtu if alg and t.esp_mtu else t.mtu
+                if t.dev and mtu:
+                    h.ip("link", "set", t.dev, "mtu", str(mtu))
+        self.esp = alg
 
-    def esp_policy(self, tunnel):
-        """ESP for TUNNEL's outer traffic only, both ways, required on
-        input (the policies of stt.rst's "IPsec")."""
-        sel = defs.TUNNELS[tunnel].esp_selector
-        for h, peer in ((self.a, 2), (self.b, 1)):
-            h.ip("xfrm", "policy", "flush")
-            me = "%s.%d" % (defs.UNDERLAY_NET, h.index)
-            pe = "%s.%d" % (defs.UNDERLAY_NET, peer)
-            h.batch([
-                "xfrm policy add src %s dst %s %s dir out tmpl src %s "
-                "dst %s proto esp mode transport" % (me, pe, sel, me, pe),
-                "xfrm policy add src %s dst %s %s dir in tmpl src %s dst %s "
-                "proto esp mode transport level required" % (pe, me, sel, pe,
-                                                             me)])
+    def esp_algs(self):
+        """the algorithms of host a's SAs, "+"-joined ("" without ESP)"""
+        r = self.a.ip("xfrm", "state", check=False)
+        return "+".join(sorted(set(re.findall(
+            r"^\s*(?:aead|enc|auth) (\S+)", r.stdout, re.M))))
 
     def esp_packets(self, host):
         """packets through host's outbound SA (ip -s xfrm state)"""
@@ -744,41 +767,6 @@ class OneVM(Bench):
         m = re.search(r"current:\s*\n\s*(\d+)\(bytes\),\s*(\d+)\(packets\)",
                       r.stdout)
         return int(m.group(2)) if m else None
-
-    def phase_esp(self):
-        esp = self.plan["esp"]
-        tunnels = [t for t in esp["tunnels"] if t in self.tunnels]
-        self.set_mode(defs.ESP_MODE)
-        self.esp_states(True)
-        try:
-            for rep in range(1, self.reps + 1):
-                for test in esp["tests"]:
-                    for t in tunnels:
-                        self.esp_policy(t)
-                        if rep == 1 and test == esp["tests"][0]:
-                            self.warm_up([t])
-                        p0 = self.esp_packets(self.a)
-                        rec = self.measure("esp", t, test, rep,
-                                           esp_selector=defs.TUNNELS[
-                                               t].esp_selector)
-                        p1 = self.esp_packets(self.a)
-                        if p0 is None or p1 is None or p1 <= p0:
-                            say("esp: %s %s: no packet went through ESP "
-                                "(%s -> %s)" % (t, test, p0, p1))
-                            record("info", **dict(
-                                self.common, scenario="esp", tunnel=t,
-                                test=test, rep=rep,
-                                error="no ESP packets (%s -> %s): figure "
-                                "not over ESP" % (p0, p1)))
-                        elif rec.get("value") is not None:
-                            record("info", **dict(
-                                self.common, scenario="esp", tunnel=t,
-                                test=test, rep=rep, esp_packets=p1 - p0))
-        finally:
-            self.esp_states(False)
-        self.info(scenario="esp", alg=defs.ESP_ALG, mode=defs.ESP_MODE,
-                  stt_xfrm_drops_b=self.b.ethtool_stats("stt0").get(
-                      "ns_drop_xfrm_policy", 0))
 
     # ---- profiles ----------------------------------------------------------
 

@@ -205,7 +205,8 @@ def load_one(d):
     with open(os.path.join(d, "raw.jsonl")) as f:
         for line in f:
             line = line.strip()
-            if line.startswith("BENCH-INFO "):     # bash-written records (scripts/demo/ovn-hosts-guest.sh)
+            # "BENCH" lines: bash-written (scripts/demo/ovn-hosts-guest.sh)
+            if line.startswith("BENCH-INFO "):
                 recs.append(dict(json.loads(line[11:]), kind="info"))
             elif line.startswith("BENCH "):
                 recs.append(json.loads(line[6:]))
@@ -221,6 +222,13 @@ def load_one(d):
     except (OSError, ValueError):
         pass
     meta["dir"] = os.path.basename(os.path.abspath(d))
+    if isinstance(meta.get("scenarios"), str):     # scripts/demo/ovn-hosts.sh
+        meta["scenarios"] = defs.split(meta["scenarios"])
+    if meta.get("target") and not meta.get("targets"):
+        meta["targets"] = [meta["target"]]
+        for r in recs:
+            if r["target"] == defs.HOST_TARGET:
+                r["target"] = meta["target"]
     return recs, meta
 
 
@@ -511,40 +519,56 @@ def bigtcp_section(out, res, tgt):
 
 
 def esp_section(out, res, tgt):
-    """ESP against the same tunnel without it (one-VM tso mode)"""
-    if not any(k[0] == tgt and k[1] == "esp" for k in res.G):
+    """the one-VM ESP modes against the same wire without ESP, per tunnel;
+    the ratios of the tunnels to each other are in the modes' own tables"""
+    modes = [m for m in defs.MODE_ORDER if defs.MODES[m].esp and
+             any(k[0] == tgt and k[1:3] == ("onevm", m) for k in res.G)]
+    if not modes:
         return None
-    t = Table(["test", "tunnel", "over ESP", "without ESP", "ESP/plain",
-               "ESP packets (rep 1)"])
+    base = defs.ESP_BASE_MODE
+    t = Table(["mode", "test", "tunnel", "over ESP", "without ESP (%s)" %
+               base, "ESP/plain", "CPU/u ESP/plain", "ESP packets"])
     ent = []
-    for test in tests_in(res, tgt, "esp", defs.ESP_MODE):
-        for tun in tunnels_in(res, tgt, "esp", defs.ESP_MODE, test):
-            g = res.g(tgt, "esp", defs.ESP_MODE, test, tun)
-            p = res.g(tgt, "onevm", defs.ESP_MODE, test, tun)
-            pk = [i.get("esp_packets") for i in res.info(
-                tgt, scenario="esp", tunnel=tun, test=test, rep=1)]
-            errs = [i.get("error") for i in res.info(
-                tgt, scenario="esp", tunnel=tun, test=test) if
-                i.get("error")]
-            r = ratio(g, p)
-            t.add(defs.test(test).title, tun,
-                  "%s %s" % (fmt(g.fig()["median"], g.metric),
-                             defs.UNITS[g.metric][0]),
-                  fmt(p.fig()["median"] if p else None, g.metric),
-                  fmt_ratio(r, False),
-                  ("%s" % pk[0] if pk and pk[0] else "-") +
-                  (" NOT OVER ESP" if errs else ""))
-            ent.append({"test": test, "tunnel": tun, "esp": g.fig(),
-                        "plain": p.fig() if p else None, "esp_over_plain": r,
-                        "errors": errs})
+    for m in modes:
+        for test in tests_in(res, tgt, "onevm", m):
+            for tun in tunnels_in(res, tgt, "onevm", m, test):
+                g = res.g(tgt, "onevm", m, test, tun)
+                p = res.g(tgt, "onevm", base, test, tun)
+                pk = med([r.get("esp_packets") for r in g.recs])
+                void = any(r.get("esp_packets") == 0 for r in g.recs)
+                r = ratio(g, p)
+                rc = ratio(g, p, "cpu_per")
+                t.add(m, defs.test(test).title, tun,
+                      "%s %s" % (fmt(g.fig()["median"], g.metric),
+                                 defs.UNITS[g.metric][0]),
+                      fmt(p.fig()["median"] if p else None, g.metric),
+                      fmt_ratio(r, False), fmt_ratio(rc, False),
+                      "%.0f" % pk if pk else "none: NOT OVER ESP" if void
+                      else "-")
+                ent.append({"offload": m, "test": test, "tunnel": tun,
+                            "esp": g.fig(), "plain": p.fig() if p else None,
+                            "esp_over_plain": r, "cpu_per_esp_over_plain": rc,
+                            "esp_packets": pk})
+    algs = {i.get("offload"): i.get("esp") for i in res.info(tgt)
+            if i.get("offload") in modes and i.get("esp")}
+    aes = [i.get("cpu_aes") for i in res.info(tgt) if "cpu_aes" in i]
     out.section("ESP against no ESP", 2)
     out.table(t)
-    out.para("Each tunnel's policy covers only its own outer traffic (%s), "
-             "transport mode, %s, required on input; the packets column "
-             "counts what went through the sender's SA. Figures reported, "
-             "not judged (no goal)." % (
-                 "; ".join("%s: %s" % (t, defs.TUNNELS[t].esp_selector)
-                           for t in defs.ESP_TUNNELS), defs.ESP_ALG))
+    out.para("Transport-mode ESP between the two hosts for everything "
+             "between them (%s), required on input: every tunnel and no "
+             "tunnel cross the same SAs; the UDP tunnels' inner MTU is %s "
+             "there so that nothing fragments, STT and no tunnel take it "
+             "from the route. ESP packets: the median count through the "
+             "sender's SA per measurement. AES instructions in the guest's "
+             "CPU: %s%s. Figures reported, not judged (no goal)." % (
+                 "; ".join("%s: %s" % kv for kv in sorted(algs.items())) or
+                 "algorithms not recorded",
+                 "/".join(sorted({str(x.esp_mtu) for x in
+                                  defs.TUNNELS.values() if x.esp_mtu})),
+                 "yes" if aes and aes[0] else "no" if aes else
+                 "not recorded",
+                 " (QEMU -cpu %s)" % res.meta["onevm_cpu"]
+                 if res.meta.get("onevm_cpu") else ""))
     return ent
 
 
@@ -992,6 +1016,8 @@ def header(out, res):
                      "are deterministic and do not depend on the host's "
                      "load" % (m["onevm_icount"], 2 ** int(
                          m["onevm_icount"])))
+    if m.get("onevm_cpu"):
+        lines.append("One VM: QEMU CPU model %s" % m["onevm_cpu"])
     lines.append("CPU: whole-guest /proc/stat deltas (user+nice+system+irq"
                  "+softirq) over each test, in % of one CPU")
     mt = [i for i in res.infos if i.get("stt_mtu")]
