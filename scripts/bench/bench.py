@@ -121,7 +121,7 @@ def options(argv):
     a("--netns-count", metavar="N", type=int, default=D["netns_count"],
       help="netns: namespaces per round (default %(default)s)")
     a("--netns-rounds", metavar="N", type=int,
-      help="netns: rounds, each loaded and not (default %d, --quick 2)" %
+      help="netns: rounds, each loaded and not (default %d)" %
       D["netns_rounds"])
     a("--profile-window", metavar="S", type=float,
       help="profile: seconds of steady traffic measured and profiled per "
@@ -202,9 +202,8 @@ def plans(o):
                    modes[:1]),
             tunnels=[t for t in defs.PROFILE_TUNNELS if t in tunnels])
         onevm["netns"] = {"count": o.netns_count,
-                          "rounds": o.netns_rounds or (2 if o.quick else
-                                                       defs.DEFAULTS[
-                                                           "netns_rounds"])}
+                          "rounds": o.netns_rounds or
+                          defs.DEFAULTS["netns_rounds"]}
     vms = {}
     if "pair" in scen:
         vms["pair"] = dict(common, vm="pair", tests=scenario_tests(o, "pair"),

@@ -160,9 +160,10 @@ SCENARIOS = {s.name: s for s in (
              ("tcp1", "tcp_rr")),
     Scenario("profile", "Where the time goes: a system-wide perf profile of "
              "the same steady traffic per tunnel (one VM, -icount)",
-             "onevm", ("tcp1",), ("tcp1",)),
+             "onevm", ("tcp1",), ("tcp1",), quick=False),
     Scenario("netns", "Creating and deleting network namespaces with "
-             "stt.ko loaded and not (one VM, alternating rounds)", "onevm"),
+             "stt.ko loaded and not (one VM, alternating rounds)", "onevm",
+             quick=False),
 )}
 SCENARIO_ORDER = list(SCENARIOS)
 # Order inside the one-VM guest: netns first, while stt.ko can still be
