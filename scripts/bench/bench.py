@@ -20,6 +20,10 @@ QEMU guests (defs.SCENARIOS):
            tunnel, broken down by function, per packet and per byte
   netns    in the one-VM guest: 1000 network namespaces created and
            deleted, stt.ko loaded and not, alternating
+  ovn      OVN across three guests (scripts/demo/ovn-hosts.sh --figures):
+           one TCP stream between VMs on different chassis over
+           ovn-encap-type=stt against geneve, convergence, reassembly
+           memory on the busiest chassis
 
 Prints a table (median of N interleaved repetitions, [min-max]), ratios to
 no tunnel and to VXLAN, PASS/MISS per goal; writes results/bench-STAMP/
@@ -48,6 +52,7 @@ GUEST = "scripts/bench/guest.py"     # relative to the tree that runs it
 VM_RUN = "scripts/vm/run.sh"
 VM_PAIR = "scripts/vm/pair.sh"
 TARGET = "scripts/vm/target.sh"
+OVN_HOSTS = "scripts/demo/ovn-hosts.sh"
 
 
 def say(*a):
@@ -74,7 +79,8 @@ def options(argv):
           ",".join(s for s, x in defs.SCENARIOS.items() if x.quick),
           D["quick_duration"]))
     a("--scenario", metavar="LIST",
-      help="%s (default: all)" % ",".join(defs.SCENARIO_ORDER))
+      help="%s (default: all; ovn needs vport-stt.ko and takes about 15 "
+      "minutes)" % ",".join(defs.SCENARIO_ORDER))
     a("--tunnel", metavar="LIST", default=",".join(defs.TUNNEL_ORDER),
       help="%(default)s (default)")
     a("--test", metavar="LIST",
@@ -210,6 +216,9 @@ def plans(o):
                            perf=o.perf)
     if onevm:
         vms["onevm"] = onevm
+    if "ovn" in scen:
+        vms["ovn"] = {"vm": "ovn", "tunnels": defs.OVN_TUNNELS,
+                      "duration": o.duration, "reps": o.reps}
     return vms
 
 
@@ -221,7 +230,8 @@ def pair_cmd(o, tgt, plan, out, sfx):
     if o.pair_icount != "off":
         cmd += ["--icount", o.pair_icount]
     n = len(plan["tests"]) * len(plan["tunnels"]) * plan["reps"]
-    return cmd, "two guests: %d measurements of %d s" % (n, o.duration)
+    return cmd + ["--", "python3", GUEST, json.dumps(plan)], \
+        "two guests: %d measurements of %d s" % (n, o.duration)
 
 
 def onevm_cmd(o, tgt, plan, out, sfx):
@@ -232,13 +242,29 @@ def onevm_cmd(o, tgt, plan, out, sfx):
         cmd += ["--icount", o.icount]
     if o.cpu:
         cmd += ["--qemu-arg", "-cpu", "--qemu-arg", o.cpu]
-    return cmd, "one VM: " + ", ".join(plan["phases"])
+    return cmd + ["--", "python3", GUEST, json.dumps(plan)], \
+        "one VM: " + ", ".join(plan["phases"])
+
+
+def ovn_cmd(o, tgt, plan, out, sfx):
+    """OVN across three guests: scripts/demo/ovn-hosts.sh --figures (its
+    own guests and guest side, scripts/demo/ovn-hosts-guest.sh; its
+    records in OUT/ovn*/raw.jsonl)"""
+    cmd = [os.path.join(SRCDIR, OVN_HOSTS), "--figures", "--reps",
+           str(plan["reps"]), "--duration", str(plan["duration"]),
+           "--out", os.path.join(out, "ovn" + sfx)]
+    if tgt.name == defs.HOST_TARGET:
+        cmd += ["--modules-from", os.path.join(out, "snap")]
+    else:
+        cmd += ["--target", tgt.name]
+    return cmd, "OVN across three guests: %d x STT and Geneve, two NIC " \
+        "modes, %d s each" % (plan["reps"], plan["duration"])
 
 
 # Each VM set-up: its command (the guests then run guest.py with the
 # plan). A scenario of a set-up of its own (defs.Scenario.vm) adds its
 # entry here, its plan in plans() and its guest side in guest.py.
-VMS = {"pair": pair_cmd, "onevm": onevm_cmd}
+VMS = {"pair": pair_cmd, "onevm": onevm_cmd, "ovn": ovn_cmd}
 
 
 def onevm_timeout(plan):
@@ -270,7 +296,7 @@ def pair_timeout(plan):
 class Target:
     """Where a guest's tree, module and kernel come from."""
 
-    def __init__(self, name, o, out):
+    def __init__(self, name, o, out, ovn=False):
         self.name = name
         if name == defs.HOST_TARGET:
             self.dir = SRCDIR
@@ -282,6 +308,13 @@ class Target:
             shutil.copy(os.path.join(SRCDIR, "stt.ko"), snap)
             shutil.copy(os.path.join(SRCDIR, "tools/iproute2/link_stt.so"),
                         snap)
+            if ovn:
+                ko = os.path.join(SRCDIR, "vport-stt.ko")
+                if not os.path.exists(ko):
+                    die("scenario ovn: no vport-stt.ko (make module says "
+                        "why); --scenario %s runs without it" % ",".join(
+                            s for s in defs.SCENARIO_ORDER if s != "ovn"))
+                shutil.copy(ko, snap)
             self.vmargs += ["--modules", os.path.join(snap, "stt.ko"),
                             "--env", "IP_LIB_DIR=" + snap]
             return
@@ -401,15 +434,21 @@ def main(argv):
     timings = {}
     recs = []
     for name in defs.split(o.target):
-        tgt = Target(name, o, out)
+        tgt = Target(name, o, out, "ovn" in vms)
         sfx = "" if name == defs.HOST_TARGET else "-" + name
         for vm, plan in vms.items():
             plan = dict(plan, target=name)
             cmd, what = VMS[vm](o, tgt, plan, out, sfx)
             say("%s (%s)" % (what, name))
             t0 = time.time()
-            rc, r = stream(cmd + ["--", "python3", GUEST, json.dumps(plan)],
-                           tgt.dir, os.path.join(out, "%s%s.log" % (vm, sfx)))
+            rc, r = stream(cmd, tgt.dir, os.path.join(out, "%s%s.log" % (
+                vm, sfx)))
+            if vm == "ovn":
+                # ovn-hosts.sh's records are in its raw.jsonl
+                d = os.path.join(out, "ovn" + sfx)
+                r = []
+                if os.path.exists(os.path.join(d, "raw.jsonl")):
+                    r = [dict(x, target=name) for x in report.load_one(d)[0]]
             recs += r
             timings[vm + sfx] = round(time.time() - t0)
             if rc:

@@ -130,6 +130,14 @@ MODES = {m.name: m for m in (
 MODE_ORDER = list(MODES)
 # the two guests' NIC: not switchable
 PAIR_MODE = "virtio"
+# OVN's NIC modes (scripts/demo/ovn-hosts-guest.sh) and tunnels
+OVN_MODES = {
+    "virtio": "rx-gro-hw on: the receiver gets TSO frames whole (like "
+              "LRO), as the two guests of the pair scenario",
+    "virtio-mtu": "rx-gro-hw off: the receiver gets MTU-sized segments, "
+                  "software GRO (a NIC without LRO)",
+}
+OVN_TUNNELS = ["stt", "geneve"]
 
 # ---- scenarios -------------------------------------------------------------
 
@@ -164,6 +172,10 @@ SCENARIOS = {s.name: s for s in (
     Scenario("netns", "Creating and deleting network namespaces with "
              "stt.ko loaded and not (one VM, alternating rounds)", "onevm",
              quick=False),
+    Scenario("ovn", "OVN across 3 guests (one vCPU each, virtio-net: TSO, "
+             "no UDP-tunnel offload): vm1 -> vm2, chassis 1 -> 2, one TCP "
+             "stream; ovn-encap-type stt against geneve, switched live, "
+             "repetitions interleaved", "ovn", ("tcp1",), quick=False),
 )}
 SCENARIO_ORDER = list(SCENARIOS)
 # Order inside the one-VM guest: netns first, while stt.ko can still be
@@ -268,6 +280,9 @@ for _t in ("udp64", "udp1400", "tcp_rr", "udp_rr"):
     GOALS.append(Goal("two guests, %s: STT >= 0.9x no tunnel" %
                       test(_t).title, "pair", PAIR_MODE, _t, "none", ">=",
                       0.9, source=_I15))
+GOALS.append(Goal("OVN, 3 guests, TCP 1 stream between chassis: STT >= 2x "
+                  "Geneve", "ovn", PAIR_MODE, "tcp1", "geneve", ">=", 2.0,
+                  source="ovn-hosts"))
 GOALS.append(Goal("1000 netns created and deleted: stt.ko loaded <= 1.05x "
                   "not loaded", "netns", "", "churn", "unloaded", "<=", 1.05,
                   source="issue 15.4"))

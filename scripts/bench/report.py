@@ -76,6 +76,12 @@ def per_unit(r, key):
     return c / (v / unit[1])
 
 
+def rcv_nic_bpp(r):
+    """OVN: mean size of what the receiver's NIC received"""
+    p, b = r.get("rcv_nic_rx_packets"), r.get("rcv_nic_rx_bytes")
+    return b / p if p and b is not None else None
+
+
 def bytes_per_packet(r):
     p, b = r.get("dev_tx_packets"), r.get("dev_tx_bytes")
     return b / p if p and b is not None else None
@@ -87,6 +93,9 @@ FIGURES = {   # figure name: (record -> number), higher is better?
     "cpu_per": (lambda r: per_unit(r, "cpu_total"), False),
     "cpu_snd_per": (lambda r: per_unit(r, "cpu_snd"), False),
     "cpu_rcv_per": (lambda r: per_unit(r, "cpu_rcv"), False),
+    "cpu_snd": (lambda r: r.get("cpu_snd"), False),
+    "cpu_rcv": (lambda r: r.get("cpu_rcv"), False),
+    "rcv_nic_bpp": (rcv_nic_bpp, True),
 }
 
 
@@ -224,6 +233,9 @@ def load_one(d):
     meta["dir"] = os.path.basename(os.path.abspath(d))
     if isinstance(meta.get("scenarios"), str):     # scripts/demo/ovn-hosts.sh
         meta["scenarios"] = defs.split(meta["scenarios"])
+    for r in recs:
+        if meta.get("kernel"):              # ovn-hosts.sh's, from the boot
+            r.setdefault("kernel", meta["kernel"])
     if meta.get("target") and not meta.get("targets"):
         meta["targets"] = [meta["target"]]
         for r in recs:
@@ -290,7 +302,7 @@ class Results:
         order (any scenario whose records are tunnels against each other;
         scale has a table of its own)"""
         have = {(k[1], k[2]) for k in self.G if k[0] == tgt and
-                k[1] != "scale"}
+                k[1] not in ("scale", "ovn")}
 
         def order(sm):
             s, m = sm
@@ -569,6 +581,99 @@ def esp_section(out, res, tgt):
                  "not recorded",
                  " (QEMU -cpu %s)" % res.meta["onevm_cpu"]
                  if res.meta.get("onevm_cpu") else ""))
+    return ent
+
+
+def ovn_section(out, res, tgt):
+    """The OVN-across-guests figures (scripts/demo/ovn-hosts-guest.sh): STT
+    against Geneve per NIC mode, then the figures of its info records
+    (convergence, live encapsulation switch, reassembly, restarts)."""
+    modes = [m for m in defs.OVN_MODES if res.g(tgt, "ovn", m, "tcp1",
+                                                 "stt")]
+    oi = res.info(tgt, scenario="ovn")
+    if not modes and not oi:
+        return None
+    ent = {}
+    out.section(defs.SCENARIOS["ovn"].title, 1)
+    for m in modes:
+        t = Table(["tunnel", "result [min-max]", "snd CPU", "rcv CPU",
+                   "snd CPU/Gbit", "rcv CPU/Gbit", "vs Geneve",
+                   "rcv CPU/Gbit vs Geneve", "rcv NIC B/pkt"],
+                  "NIC mode %s: %s" % (m, defs.OVN_MODES[m]))
+        base = res.g(tgt, "ovn", m, "tcp1", "geneve")
+        for tun in defs.OVN_TUNNELS:
+            g = res.g(tgt, "ovn", m, "tcp1", tun)
+            if g is None:
+                continue
+            v = g.fig()
+            f = {k: g.fig(k) for k in ("cpu_snd", "cpu_rcv", "cpu_snd_per",
+                                       "cpu_rcv_per", "rcv_nic_bpp")}
+            rv = ratio(g, base) if tun != "geneve" else None
+            rc = ratio(g, base, "cpu_rcv_per") if tun != "geneve" else None
+            ent["%s/%s" % (m, tun)] = dict(
+                {"value": v, "vs_geneve": rv, "cpu_rcv_per_vs_geneve": rc,
+                 "reps": v["n"]}, **f)
+            t.add(tun, "%s Gbit/s %s" % (fmt(v["median"], "gbps"),
+                                         fmt_spread(v["min"], v["max"],
+                                                    "gbps")),
+                  fmt(f["cpu_snd"]["median"]), fmt(f["cpu_rcv"]["median"]),
+                  fmt(f["cpu_snd_per"]["median"]),
+                  fmt(f["cpu_rcv_per"]["median"]), fmt_ratio(rv),
+                  fmt_ratio(rc), fmt(f["rcv_nic_bpp"]["median"]))
+        out.table(t)
+        st = res.g(tgt, "ovn", m, "tcp1", "stt")
+        out.para("STT frames received by ch2 in these runs: %d whole, %d "
+                 "reassembled" % (
+                     sum(r.get("rx_frames_whole", 0) for r in st.recs),
+                     sum(r.get("rx_frames_reassembled", 0)
+                         for r in st.recs)))
+    for i in oi:
+        if i.get("what") == "converge":
+            ent["converge"] = i
+            out.para("Convergence (not judged): %s ports on %s chassis "
+                     "bound %.1f s after they were added; every chassis "
+                     "caught up (ovn-nbctl --wait=hv sync) %.2f s after the "
+                     "last one bound" % (i.get("ports"), i.get("chassis"),
+                                         i["bind_ms"] / 1000,
+                                         i["converge_ms"] / 1000))
+    sw = [i for i in oi if i.get("what") == "encap_switch"]
+    if sw:
+        ent["encap_switch_ms"] = [i["ms"] for i in sw]
+        out.para("Encapsulation switched live on every chassis (tunnels "
+                 "replaced, traffic back): %s s (not judged)" % ", ".join(
+                     "%s %.1f" % (i["tunnel"], i["ms"] / 1000) for i in sw))
+    ra = [i for i in oi if i.get("what") == "reasm"]
+    if ra:
+        ent["reasm"] = ra
+        out.para("Reassembly under fan-in (ch1 and ch3 send to ch2 at once, "
+                 "rx-gro-hw off, ns_reasm_* sampled every 0.2 s; not "
+                 "judged):")
+        out.bullets(["%s: %d STT packets in, %d frames whole, %d "
+                     "reassembled from %d segments; peak %d B of %d B, %d "
+                     "frames pending; drops: %d memory, %d timeout" % (
+                         i["chassis"], i["rx_segments"], i["frames_whole"],
+                         i["frames_reassembled"], i["reasm_segments"],
+                         i["mem_peak_bytes"], i["mem_limit"],
+                         i["pending_peak"], i["drop_reasm_mem"],
+                         i["drop_reasm_timeout"]) for i in ra])
+    for i in oi:
+        w = i.get("what")
+        if w == "reasm_busiest":
+            ent[w] = i
+            out.para("Busiest chassis: %s, reassembly table peak %d B (%d "
+                     "frames pending)" % (i["chassis"], i["mem_peak_bytes"],
+                                          i["pending_peak"]))
+        elif w == "vswitchd_restart":
+            ent[w] = i
+            out.para("%s's ovs-vswitchd restarted: its traffic back %.1f s "
+                     "after the start (not judged)" % (
+                         i["chassis"], i["restored_ms"] / 1000))
+        elif w == "guest_reboot":
+            ent[w] = i
+            out.para("%s's guest killed and booted again: agent back %.1f "
+                     "s, traffic back %.1f s after the boot request (not "
+                     "judged)" % (i["chassis"], i["boot_ms"] / 1000,
+                                  i["restored_ms"] / 1000))
     return ent
 
 
@@ -923,7 +1028,7 @@ def goals(res, tgt, netns):
 def miss_reason(res, tgt, gl, g, b):
     """the measured account of a miss: the cost behind the figure"""
     parts = []
-    pair = gl.scenario == "pair"
+    pair = gl.scenario in ("pair", "ovn")     # sender, receiver apart
     if gl.figure == "value":
         figs = (("cpu_snd_per", "sender"), ("cpu_rcv_per", "receiver")) \
             if pair else (("cpu_per", "both hosts"),)
@@ -1065,6 +1170,9 @@ def build(dirs):
             extra.setdefault("bigtcp", {})[tgt] = e
         streams_table(out, res, tgt)
         scale += scale_section(out, res, tgt)
+        extra_ovn = ovn_section(out, res, tgt)
+        if extra_ovn:
+            extra.setdefault("ovn", {})[tgt] = extra_ovn
         e = netns_section(out, res, tgt)
         if e:
             extra.setdefault("netns", {})[tgt] = e
