@@ -28,8 +28,10 @@ QEMU guests (defs.SCENARIOS):
 Prints a table (median of N interleaved repetitions, [min-max]), ratios to
 no tunnel and to VXLAN, PASS/MISS per goal; writes results/bench-STAMP/
 {raw.jsonl,meta.json,results.json,report.txt,report.rst,chart.png,*.log}
-(results/latest points at the newest) and, for a full run or with --doc,
-Documentation/networking/stt-benchmarks.rst.
+(results/latest points at the newest). report.rst is the report in
+reStructuredText, for Documentation/networking/stt-benchmarks.rst: that
+document is written by hand from the runs (their date and commit named),
+never overwritten by a run.
 """
 
 import argparse
@@ -46,8 +48,6 @@ import defs  # noqa: E402
 import report  # noqa: E402
 
 SRCDIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DOC = os.path.join(SRCDIR, "Documentation", "networking",
-                   "stt-benchmarks.rst")
 GUEST = "scripts/bench/guest.py"     # relative to the tree that runs it
 VM_RUN = "scripts/vm/run.sh"
 VM_PAIR = "scripts/vm/pair.sh"
@@ -138,17 +138,11 @@ def options(argv):
       "and receiver (not a measurement)")
     a("--out", metavar="DIR", help="results directory (default "
       "results/bench-STAMP)")
-    a("--doc", action="store_true",
-      help="refresh %s from this run (default: only for a run with the "
-      "default scenarios, tests, tunnels and modes)" % os.path.relpath(
-          DOC, SRCDIR))
-    a("--no-doc", action="store_true", help="never refresh it")
     a("--no-build", action="store_true",
       help="use the stt.ko and plugin already built")
     a("--report", metavar="DIR[,DIR...]",
       help="only print the report of an earlier run again, or of several "
-      "together (e.g. runs on different --target); with --doc, refresh "
-      "the results document from it")
+      "together (e.g. runs on different --target)")
     o = p.parse_args(argv)
     try:
         for t in defs.split(o.test):
@@ -399,7 +393,7 @@ def main(argv):
         for d in dirs:
             if not os.path.exists(os.path.join(d, "raw.jsonl")):
                 die("no %s/raw.jsonl" % d)
-        report.main(dirs, DOC if o.doc else None)
+        report.main(dirs)
         return 0
     full = default_run(o)
     if o.duration is None:
@@ -478,8 +472,7 @@ def main(argv):
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     print()
-    doc = DOC if (o.doc or full) and not o.no_doc else None
-    report.main(out, doc)
+    report.main(out)
     say("results in %s (%d s; %s)" % (out, meta["elapsed_s"], " ".join(
         "%s=%s" % kv for kv in timings.items())))
     return status
