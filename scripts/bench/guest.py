@@ -462,6 +462,12 @@ class Bench:
         return {"%s_mtu" % t: host.sysfs("/sys/class/net/%s/mtu" %
                                          host.dev(t)) for t in self.tunnels}
 
+    def kicks(self):
+        """virtio-net's notifications of the host on the sender's first
+        TX queue (ethtool -S; None on a NIC without them, e.g. veth)"""
+        return self.snd.ethtool_stats(self.snd.underlay).get(
+            "tx_queue_0_kicks")
+
     # ---- profiles (one VM: both hosts; two guests: each its own) -----------
 
     def profile(self, scenario, tunnel, test, remote=False):
@@ -495,6 +501,7 @@ class Bench:
             th.start()
             time.sleep(lead)
             s0 = self.snd.link_stats()
+            k0 = self.kicks()
             r0 = self.rcv.link_stats() if self.rcv else {}
             c0, rc0 = self.cpu_local(), self.cpu_remote()
             t0 = time.monotonic()
@@ -510,6 +517,7 @@ class Bench:
             t1 = time.monotonic()
             c1, rc1 = self.cpu_local(), self.cpu_remote()
             s1 = self.snd.link_stats()
+            k1 = self.kicks()
             r1 = self.rcv.link_stats() if self.rcv else {}
             th.join()
 
@@ -528,6 +536,8 @@ class Bench:
                                              "tx_packets"),
                     "wire_tx_bytes": delta(s0, s1, self.snd.underlay,
                                            "tx_bytes"),
+                    "wire_tx_kicks": k1 - k0 if None not in (k0, k1)
+                    else None,
                     "rx_packets": delta(r0, r1, dev, "rx_packets")
                     if self.rcv else None,
                     "result": res}
@@ -550,6 +560,12 @@ class Bench:
                                     p["idle"], p["perf_self"],
                                     plain["tx_packets"], plain["tx_bytes"],
                                     plain["window"]))
+        if plain.get("wire_tx_kicks") is not None:
+            say("profile %s %s: underlay tx: %s packets, %s bytes, %s kicks "
+                "(%s queue 0, ethtool -S)" % (
+                    tunnel, test, plain["wire_tx_packets"],
+                    plain["wire_tx_bytes"], plain["wire_tx_kicks"],
+                    self.snd.underlay))
         if profd.get("peer_profile"):
             record("profile", **dict(rec, side="receiver",
                                      **profd["peer_profile"]))
