@@ -140,11 +140,12 @@ def ratio(g, base, figure="value"):
 # ---- tables ----------------------------------------------------------------
 
 class Table:
-    def __init__(self, head, title=None, code=()):
+    def __init__(self, head, title=None, code=(), group=True):
         self.head = head
         self.rows = []
         self.title = title
         self.code = code        # columns set as ``literals`` in RST
+        self.group = group      # the first column once per group
 
     def add(self, *cells):
         self.rows.append([str(c) for c in cells])
@@ -157,7 +158,8 @@ class Table:
         rows = []
         last = None
         for r in self.rows:        # the first column once per group
-            rows.append([""] + r[1:] if r[0] == last else r)
+            rows.append([""] + r[1:] if self.group and r[0] == last
+                        else r)
             last = r[0]
         w = self.widths(rows)
 
@@ -1059,11 +1061,13 @@ def miss_reason(res, tgt, gl, g, b):
 
 def goals_section(out, res, tgt, gls):
     out.section("Goals", 1)
-    t = Table(["verdict", "goal", "measured", "from"])
+    t = Table(["verdict", "goal", "measured", "from"], group=False)
     for e in gls:
         if e["status"] == "n/a":
             continue
-        v = "%.2fx" % e["ratio"]
+        # three decimals where two would round onto the goal
+        v = ("%.3fx" if abs(e["ratio"] - e["target_ratio"]) < 0.005 else
+             "%.2fx") % e["ratio"]
         if e.get("spread") and e["spread"][0] is not None and \
                 e["spread"][0] != e["spread"][1]:
             v += " [%.2f-%.2f]" % tuple(e["spread"])
