@@ -1121,13 +1121,14 @@ def header(out, res):
                      "quiet; compare ratios within this run" % (
                          m.get("loadavg_start"), m.get("loadavg_end", "?"),
                          m.get("host_cpus", "?")))
-    if m.get("onevm_icount", "off") != "off":
+    onevm = set(m.get("scenarios", [])) & set(defs.ONEVM_PHASES)
+    if onevm and m.get("onevm_icount", "off") != "off":
         lines.append("One VM: QEMU -icount shift=%s: guest time counts "
                      "executed instructions (%d ns each), so its figures "
                      "are deterministic and do not depend on the host's "
                      "load" % (m["onevm_icount"], 2 ** int(
                          m["onevm_icount"])))
-    if m.get("onevm_cpu"):
+    if onevm and m.get("onevm_cpu"):
         lines.append("One VM: QEMU CPU model %s" % m["onevm_cpu"])
     lines.append("CPU: whole-guest /proc/stat deltas (user+nice+system+irq"
                  "+softirq) over each test, in % of one CPU")
