@@ -992,7 +992,7 @@ def goals(res, tgt, netns):
         reason = None
         if gl.scenario == "netns":
             x = netns["value"]["ratio"] if netns and netns.get("value") \
-                else None
+                and netns.get("count") == gl.devices else None
             if x:
                 reason = "create %s, delete %s (loaded/not loaded)" % (
                     fmt_ratio(netns["create_s"]["ratio"], False),
