@@ -86,7 +86,8 @@ def options(argv):
     a("--test", metavar="LIST",
       help="%s, or tcpN/udpN, for every scenario (default: each "
       "scenario's own: all for pair and one VM's tso mode, tcp1,tcp5 for "
-      "the other modes, tcp1,tcp_rr for scale, tcp1 for the profile)" % ",".join(defs.KNOWN_TESTS))
+      "the other modes, tcp1,tcp_rr for scale, tcp1 for the profile)" %
+      ",".join(defs.KNOWN_TESTS))
     a("--offload", metavar="LIST", default=",".join(defs.MODE_ORDER),
       help="one-VM underlay modes: %(default)s (default; bigtcp needs "
       "Linux 6.3+, skipped before; esp: tso with transport-mode ESP, "
@@ -123,7 +124,8 @@ def options(argv):
           ",".join(defs.TARGETS), defs.HOST_TARGET))
     a("--kernel", metavar="R",
       help="with the host's root: boot kernel release R instead "
-      "(scripts/vm/run.sh --kernel; its modules must be in /lib/modules/R)")
+      "(scripts/vm/run.sh --kernel; its modules must be in "
+      "/lib/modules/R)")
     a("--netns-count", metavar="N", type=int, default=D["netns_count"],
       help="netns: namespaces per round (default %(default)s)")
     a("--netns-rounds", metavar="N", type=int,

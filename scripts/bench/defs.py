@@ -201,9 +201,9 @@ PROFILE_TUNNELS = ("none", "vxlan", "stt")
 
 # ---- kernels ---------------------------------------------------------------
 
-# scripts/vm/target.sh names. HOST_TARGET is the host's own root and kernel, run
-# from the checkout on a snapshot of the module built there; the others
-# run in their build copy (scripts/vm/target.sh build).
+# scripts/vm/target.sh names. HOST_TARGET is the host's own root and
+# kernel, run from the checkout on a snapshot of the module built there;
+# the others run in their build copy (scripts/vm/target.sh build).
 TARGETS = ("deb12", "deb12-6.12", "deb13", "deb13-new")
 HOST_TARGET = "deb12"
 

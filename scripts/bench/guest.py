@@ -814,7 +814,8 @@ class OneVM(Bench):
               if os.path.basename(m) == "stt.ko"]
         if not ko:
             say("netns: stt.ko is not among the loaded modules")
-            self.info(scenario="netns", skipped="stt.ko not loaded by scripts/vm/run.sh")
+            self.info(scenario="netns",
+                      skipped="stt.ko not loaded by scripts/vm/run.sh")
             return
         libc = ctypes.CDLL(None, use_errno=True)
         clone_newnet = 0x40000000
