@@ -85,7 +85,7 @@ demo-ovn-hosts:
 	scripts/demo/ovn-hosts.sh --verbose $(OVN_HOSTS_ARGS)
 
 bench:
-	scripts/bench/bench.sh $(BENCH_ARGS)
+	scripts/bench/bench.py $(BENCH_ARGS)
 
 setup:
 	scripts/setup.sh

@@ -20,7 +20,7 @@ PACKAGES="qemu-system-x86 linux-image-amd64 linux-headers-amd64 clang libbpf-dev
 	linux-source-6.1 dkms xz-utils bc flex bison libelf-dev libssl-dev cpio
 	socat gcc make procps jq gnuplot-nox sockperf nftables conntrack
 	libcap2-bin strace util-linux mmdebstrap rsync debhelper dh-dkms
-	lintian shellcheck pyflakes3
+	lintian shellcheck pyflakes3 linux-perf
 	python3-docutils"
 OPTIONAL="netperf"
 NONFREE_SOURCES=/etc/apt/sources.list.d/stt-nonfree.sources

@@ -38,7 +38,7 @@
 # (continuous pings between the others lose nothing) and all of it comes
 # back; teardown leaves no STT device and no module reference.
 #
-# Figures ("BENCH" records, as scripts/bench/bench-guest.sh's): vm1 -> vm2 (chassis
+# Figures ("BENCH" records, read by scripts/bench/report.py): vm1 -> vm2 (chassis
 # 1 -> 2) TCP throughput, sender and receiver CPU (whole-guest /proc/stat)
 # over STT and over Geneve in the same topology (ovn-encap-type switched
 # live), repetitions in the order stt geneve geneve stt stt geneve...;
