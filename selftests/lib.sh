@@ -496,6 +496,20 @@ ovs_boot_settle()
 	((up >= 11)) || sleep $((11 - up))
 }
 
+# ovs_vswitchd_start ERRFILE [WRAPPER...]: ovs-vswitchd, detached, its log
+# in its own file at level info (nothing on the console or syslog), started
+# through WRAPPER (e.g. a function entering a chassis's namespace); what it
+# prints before it detaches is appended to ERRFILE.
+ovs_vswitchd_start()
+{
+	local err=$1
+
+	shift
+	ovs_boot_settle
+	"$@" ovs-vswitchd --detach --no-chdir --pidfile --log-file \
+		-vconsole:off -vsyslog:off -vfile:info 2>>"$err"
+}
+
 # ovs_log_problems FILE [FROM_LINE]: the WARN/ERR/EMER lines of an Open
 # vSwitch or OVN log (from line FROM_LINE on), but for kinds that are
 # expected here:

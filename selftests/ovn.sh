@@ -117,11 +117,7 @@ vm() {
 	ip netns exec "${VM[$n]}" "$@"
 }
 
-start_vswitchd() {
-	ovs_boot_settle
-	ch "$1" ovs-vswitchd --detach --no-chdir --pidfile --log-file \
-		-vconsole:off -vsyslog:off -vfile:info 2>>"$T/stderr"
-}
+start_vswitchd() { ovs_vswitchd_start "$T/stderr" ch "$1"; }
 
 stop_vswitchd() {
 	local i=$1

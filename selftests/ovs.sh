@@ -103,11 +103,7 @@ far() {
 	ip netns exec "$FAR" "$@"
 }
 
-start_vswitchd() {
-	ovs_boot_settle
-	ovs-vswitchd --detach --no-chdir --pidfile --log-file \
-		-vconsole:off -vsyslog:off -vfile:info 2>>"$T/stderr"
-}
+start_vswitchd() { ovs_vswitchd_start "$T/stderr"; }
 
 stop_vswitchd() {
 	[ -f "$OVS_RUNDIR/ovs-vswitchd.pid" ] || return 0

@@ -181,11 +181,7 @@ c_nic_up() {
 }
 
 # The daemons' stderr (a line or two before they detach) goes to a file.
-c_vswitchd_start() {
-	ovs_boot_settle
-	ovs-vswitchd --detach --no-chdir --pidfile --log-file \
-		-vconsole:off -vsyslog:off -vfile:info 2>>"$D/daemons.err"
-}
+c_vswitchd_start() { ovs_vswitchd_start "$D/daemons.err"; }
 
 c_vswitchd_stop() {
 	[ -f "$D/ovs/ovs-vswitchd.pid" ] || return 0
