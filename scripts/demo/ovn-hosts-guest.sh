@@ -325,12 +325,14 @@ c_cpu() { head -n 1 /proc/stat; }
 
 # c_nic_stats: "rx_packets rx_bytes tx_packets tx_bytes" of the NIC
 # (virtio-net's queue 0, what the guest's driver saw: TSO/LRO frames
-# count once).
+# count once), as ethtool prints them: awk's "+ 0" would make mawk print
+# a number above 2^31 as "2.63419e+09", which bash's arithmetic refuses.
 c_nic_stats() {
 	ethtool -S "$(cat "$D/nic")" | awk '
+		function n(v) { return v == "" ? 0 : v }
 		$1 == "rx_queue_0_packets:" { rp = $2 } $1 == "rx_queue_0_bytes:" { rb = $2 }
 		$1 == "tx_queue_0_packets:" { tp = $2 } $1 == "tx_queue_0_bytes:" { tb = $2 }
-		END { print rp + 0, rb + 0, tp + 0, tb + 0 }'
+		END { print n(rp), n(rb), n(tp), n(tb) }'
 }
 
 # c_stt_stats: the STT device's ethtool counters, "name=value ...".
