@@ -1166,20 +1166,17 @@ def build(dirs):
         allgoals += gls
         goals_section(out, res, tgt, gls)
         main_tables(out, res, tgt, summary)
-        e = esp_section(out, res, tgt)
-        if e:
-            extra.setdefault("esp", {})[tgt] = e
-        e = bigtcp_section(out, res, tgt)
-        if e:
-            extra.setdefault("bigtcp", {})[tgt] = e
+
+        def keep(key, data):
+            if data:
+                extra.setdefault(key, {})[tgt] = data
+
+        keep("esp", esp_section(out, res, tgt))
+        keep("bigtcp", bigtcp_section(out, res, tgt))
         streams_table(out, res, tgt)
         scale += scale_section(out, res, tgt)
-        extra_ovn = ovn_section(out, res, tgt)
-        if extra_ovn:
-            extra.setdefault("ovn", {})[tgt] = extra_ovn
-        e = netns_section(out, res, tgt)
-        if e:
-            extra.setdefault("netns", {})[tgt] = e
+        keep("ovn", ovn_section(out, res, tgt))
+        keep("netns", netns_section(out, res, tgt))
         profiles += profile_section(out, res, tgt)
         tools = sorted({(r["test"], r["tool"]) for r in recs
                         if r.get("tool") and r.get("test") and
