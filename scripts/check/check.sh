@@ -155,8 +155,8 @@ for t in deb12 deb13 sid; do
 	fi
 	[ "$t" = sid ] || [ -n "${built[$t]:-}" ] || continue
 	ipv=$(scripts/vm/target.sh exec "$t" ip -V 2>/dev/null | sed -n 's/.*iproute2-\([^ ,]*\).*/\1/p')
-	phase "plugin $t" "plugin: tools/iproute2/test-plugin with $t's ip ${ipv:-?}" \
-		scripts/vm/target.sh exec "$t" tools/iproute2/test-plugin
+	phase "plugin $t" "plugin: tools/iproute2/test-plugin.py with $t's ip ${ipv:-?}" \
+		scripts/vm/target.sh exec "$t" tools/iproute2/test-plugin.py
 done
 
 # Installation into a scratch root and the DKMS build run on the host (the

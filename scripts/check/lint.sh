@@ -4,8 +4,8 @@
 # Lint the tree's scripts and documents: shellcheck (with .shellcheckrc,
 # sources followed) on every shell script, pyflakes3 on every Python file,
 # docutils on every reStructuredText document (rst-check.py). A file is a
-# script by its #! line or its extension, so extensionless scripts
-# (tools/iproute2/test-plugin) are found too.
+# script by its #! line or its extension, so extensionless ones (.ci/run,
+# tools/debian/rules) are found too.
 #
 #   scripts/check/lint.sh shell|python|rst
 #

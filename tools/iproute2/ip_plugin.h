@@ -6,8 +6,8 @@
  * here by hand: struct link_util (72 bytes on x86-64, unchanged from 4.20
  * to 7.1) and prototypes of functions that ip exports with -export-dynamic,
  * each compared with iproute2's own headers at v6.1.0 (Debian 12), v6.15.0
- * (Debian 13) and v7.1.0; ip-imports lists them, and check-symbols refuses
- * a plugin that imports anything else.
+ * (Debian 13) and v7.1.0; ip-imports.txt lists them, and check-symbols.sh
+ * refuses a plugin that imports anything else.
  * Only exported functions may be declared here: ip resolves the plugin
  * lazily, so a call to anything else kills ip with "symbol lookup error".
  * The Makefile checks every undefined symbol of the plugin against the

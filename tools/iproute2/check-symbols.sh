@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# check-symbols PLUGIN.so IP LIBC: every symbol that PLUGIN.so needs (strong
+# check-symbols.sh PLUGIN.so IP LIBC: every symbol that PLUGIN.so needs (strong
 # undefined dynamic symbols) must be defined by the ip binary or by libc,
-# and each one ip provides must be listed in ip-imports (its prototype
+# and each one ip provides must be listed in ip-imports.txt (its prototype
 # compared with iproute2's headers of every release we meet: a stripped ip
 # cannot show a changed prototype, only a name).  Weak undefined symbols
 # (__cxa_finalize, __gmon_start__, ...) may stay unresolved and are
@@ -13,7 +13,7 @@ set -eu
 so=$1 ip=$2 libc=$3
 
 for f in "$so" "$ip" "$libc"; do
-	[ -r "$f" ] || { echo "check-symbols: cannot read '$f'" >&2; exit 1; }
+	[ -r "$f" ] || { echo "check-symbols.sh: cannot read '$f'" >&2; exit 1; }
 done
 
 defined() {
@@ -31,19 +31,19 @@ nm -D --undefined-only "$so" |
 missing=$(comm -23 "$tmp/need" "$tmp/have")
 if [ -n "$missing" ]; then
 	for s in $missing; do
-		echo "check-symbols: $so needs '$s', which $ip does not export" >&2
+		echo "check-symbols.sh: $so needs '$s', which $ip does not export" >&2
 	done
 	exit 1
 fi
 
 # Of the symbols ip (not libc) provides, the reviewed ones only.
 defined "$libc" | sort -u >"$tmp/libc"
-sed 's/#.*//; /^[[:space:]]*$/d' "$(dirname "$0")/ip-imports" | sort -u >"$tmp/reviewed"
+sed 's/#.*//; /^[[:space:]]*$/d' "$(dirname "$0")/ip-imports.txt" | sort -u >"$tmp/reviewed"
 unreviewed=$(comm -23 "$tmp/need" "$tmp/libc" | comm -23 - "$tmp/reviewed")
 if [ -n "$unreviewed" ]; then
 	for s in $unreviewed; do
-		echo "check-symbols: $so calls ip's '$s', which ip-imports does not list (compare its prototype in every iproute2 release first)" >&2
+		echo "check-symbols.sh: $so calls ip's '$s', which ip-imports.txt does not list (compare its prototype in every iproute2 release first)" >&2
 	done
 	exit 1
 fi
-echo "check-symbols: $(wc -l <"$tmp/need") symbols of $so resolved by $ip and libc"
+echo "check-symbols.sh: $(wc -l <"$tmp/need") symbols of $so resolved by $ip and libc"

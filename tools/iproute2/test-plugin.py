@@ -7,7 +7,7 @@ network namespace; the IFLA_INFO_DATA of the RTM_NEWLINK it sends is decoded
 and compared (the kernel then refuses the unknown kind, which is expected).
 Printing: a crafted RTM_NEWLINK is fed to "ip -d monitor file"; for JSON, gdb
 turns JSON on inside that ip (ip monitor has no JSON of its own in 6.1).
-Usage: test-plugin [PLUGIN_DIR] (default: this directory).
+Usage: test-plugin.py [PLUGIN_DIR] (default: this directory).
 """
 import os
 import re
