@@ -11,14 +11,18 @@ The kernel reinjects accepted packets from the verdict's sendmsg(), in
 process context with bottom halves enabled: the netfilter hooks after
 the queue rule run there (as under Suricata inline or any "queue" rule).
 Raw nfnetlink (NETLINK_NETFILTER, subsystem NFNL_SUBSYS_QUEUE) with
-struct: no library needed.
+struct: pyroute2 0.7 has no NFQUEUE client.
 """
 
 import errno
+import os
 import signal
 import socket
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stt_uapi import attr  # noqa: E402
 
 NETLINK_NETFILTER = 12
 NFNL_SUBSYS_QUEUE = 3
@@ -35,11 +39,6 @@ NLM_F_REQUEST = 1
 NLM_F_ACK = 4
 NLMSG_ERROR = 2
 NF_ACCEPT = 1
-
-
-def attr(typ, payload):
-    a = struct.pack('=HH', 4 + len(payload), typ) + payload
-    return a + b'\0' * (-len(a) % 4)
 
 
 def msg(typ, queue, attrs, flags=NLM_F_REQUEST):

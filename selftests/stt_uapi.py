@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The STT netlink constants, read from include/uapi/linux/stt.h.
+"""The STT netlink constants, read from include/uapi/linux/stt.h, and
+the netlink attribute layout.
 
 The tests take the attribute numbers from the header the module is built
 from rather than from a copy, so a renumbering cannot pass unnoticed.
 """
 import os
 import re
+import struct
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       '..', 'include', 'uapi', 'linux', 'stt.h')
@@ -51,3 +53,10 @@ def ifla(header=HEADER):
             for name, value in constants(header).items()
             if name.startswith('IFLA_STT_') and
             name not in ('IFLA_STT_UNSPEC',)}
+
+
+def attr(atype, data):
+    """One netlink attribute: header, DATA, padding to 4 bytes (nla_put's
+    layout), for tests that must write attributes no library would."""
+    length = 4 + len(data)
+    return struct.pack('=HH', length, atype) + data + b'\0' * (-length % 4)

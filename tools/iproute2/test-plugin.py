@@ -26,6 +26,7 @@ ENV = dict(os.environ, IP_LIB_DIR=LIBDIR, LC_ALL='C')
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'selftests'))
 import stt_uapi  # noqa: E402
 
+attr = stt_uapi.attr
 IFLA = stt_uapi.ifla()
 (ID, REMOTE, REMOTE6, LOCAL, LOCAL6, PORT, TTL, TTL_INHERIT, TOS, DF,
  COLLECT_METADATA, LINK) = (IFLA[n] for n in (
@@ -47,12 +48,6 @@ def result(name, ok, detail=''):
         failures += 1
         for line in detail.splitlines():
             print('    ' + line)
-
-
-def attr(atype, data):
-    length = 4 + len(data)
-    return (struct.pack('=HH', length, atype) + data +
-            b'\0' * ((4 - length % 4) % 4))
 
 
 def decode(data):
