@@ -187,13 +187,15 @@ fi
 # failure.
 guest()
 {
-	local name=$1 t=$2 timeout=$3 log rc summary p f s line start
+	local name=$1 t=$2 timeout=$3 log why rc summary p f s line start
 
 	shift 3
 	log=$(mktemp)
+	why=$(mktemp)
 	echo "check: $name: scripts/vm/target.sh run $t --timeout $timeout $*" >&2
 	start=$(date +%s)
-	scripts/vm/target.sh run "$t" --timeout "$timeout" "$@" | tee "$log"
+	STT_VMRUN_PROBLEMS=$why scripts/vm/target.sh run "$t" --timeout "$timeout" "$@" |
+		tee "$log"
 	rc=${PIPESTATUS[0]}
 	timings+=("$(printf '%-18s %5ss' "$name" $(($(date +%s) - start)))")
 
@@ -214,7 +216,12 @@ guest()
 	125) result "$name: kernel problem (see vm-run above)" fail ;;
 	*) [ -n "$summary" ] || result "$name: no summary (exit $rc)" fail ;;
 	esac
-	rm -f "$log"
+	# vm-run's own words, for the summary at the end: the console excerpt
+	# it printed may be far up a long log.
+	while read -r line; do
+		failures+=("    $line")
+	done < <(head -n 3 "$why")
+	rm -f "$log" "$why"
 }
 
 # The selftests: the whole suite on each release, the short list on the

@@ -21,6 +21,8 @@
 #   125  kernel problem: WARNING/BUG/oops/panic/leak in the kernel log, a
 #        module failed to load or unload, or the guest died before reporting
 #   2    usage error; 1 set-up error on the host
+# With STT_VMRUN_PROBLEMS=FILE in the environment, each problem found is
+# also appended to FILE, a line each (scripts/check/check.sh's summary).
 #
 # Channels: ttyS0 kernel console (file), ttyS1 CMD output (file, followed
 # live), ttyS2 results (booted, status, module load/unload, kmemleak,
@@ -539,6 +541,9 @@ if [ "${#problems[@]}" -gt 0 ]; then
 	for p in "${problems[@]}"; do
 		say "kernel problem: $p"
 	done
+	if [ -n "${STT_VMRUN_PROBLEMS:-}" ]; then
+		printf '%s\n' "${problems[@]}" >>"$STT_VMRUN_PROBLEMS"
+	fi
 	{
 		echo "---- console tail ($release) ----"
 		tail -n 60 "$work/console.log"
