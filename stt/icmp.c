@@ -77,7 +77,7 @@ void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb)
 	q = skb_header_pointer(skb, qoff + qiph->ihl * 4, sizeof(_q), &_q);
 	if (!q)
 		return;
-	sp = stt_port_lookup_rcu(sn, q->dport);
+	sp = stt_port_lookup(sn, q->dport);
 	if (!sp)
 		return;	/* some other TCP's: not ours to judge */
 
@@ -126,7 +126,7 @@ void stt_icmp6_rcv(struct stt_net *sn, struct sk_buff *skb, unsigned int off)
 	q = skb_header_pointer(skb, qoff + sizeof(_qip6h), sizeof(_q), &_q);
 	if (!q)
 		return;
-	sp = stt_port_lookup_rcu(sn, q->dport);
+	sp = stt_port_lookup(sn, q->dport);
 	if (!sp)
 		return;
 

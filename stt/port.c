@@ -78,6 +78,17 @@ static int stt_port_sock(struct net *net, int family, __be16 port,
 	return 0;
 }
 
+/* RCU (receive, ICMP) or RTNL (configuration) held. */
+struct stt_port *stt_port_lookup(struct stt_net *sn, __be16 port)
+{
+	struct stt_port *sp;
+
+	list_for_each_entry_rcu(sp, &sn->port_list, list, lockdep_rtnl_is_held())
+		if (sp->port == port)
+			return sp;
+	return NULL;
+}
+
 /* Find or create the port record; *@created says which.  RTNL held. */
 struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
 {
@@ -86,9 +97,9 @@ struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
 
 	ASSERT_RTNL();
 	*created = false;
-	list_for_each_entry(sp, &sn->port_list, list)
-		if (sp->port == port)
-			return sp;
+	sp = stt_port_lookup(sn, port);
+	if (sp)
+		return sp;
 
 	/* The namespace's first port: hooks, counters, reassembly. */
 	err = stt_net_activate(sn);
@@ -230,17 +241,6 @@ void stt_port_unlink(struct stt_dev *stt, const struct stt_config *cfg)
 		hlist_del_init_rcu(&stt->hnode);
 	}
 	/* stt->port stays valid: ports live as long as the namespace. */
-}
-
-/* RCU held (receive, ICMP). */
-struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port)
-{
-	struct stt_port *sp;
-
-	list_for_each_entry_rcu(sp, &sn->port_list, list)
-		if (sp->port == port)
-			return sp;
-	return NULL;
 }
 
 /* The device a frame for context ID @key from @remote (the outer source

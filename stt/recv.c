@@ -232,7 +232,7 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 
 	/* The frame's remote is the outer source address. */
 	remote = o.ipv6 ? (const void *)&o.saddr6 : &o.saddr4;
-	sp = stt_port_lookup_rcu(sn, dport);
+	sp = stt_port_lookup(sn, dport);
 	stt = sp ? stt_port_find_dev(sp, sh.key, o.ipv6, remote) : NULL;
 	if (!stt || !netif_running(stt->dev)) {
 		why = STT_NS_DROP_NO_DEV;
@@ -443,7 +443,7 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	thoff = skb_network_offset(skb) + ip_hdrlen(skb);
 	ports = skb_header_pointer(skb, thoff, sizeof(_ports), _ports);
-	if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
+	if (!ports || !stt_port_lookup(sn, ports[1]))
 		return NF_ACCEPT;
 
 	/* Ours from here on: TCP must never see it.  IP reassembled it
@@ -510,7 +510,7 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 		if (off < 0 || nexthdr != IPPROTO_TCP)
 			return NF_ACCEPT;
 		ports = skb_header_pointer(skb, off, sizeof(_ports), _ports);
-		if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
+		if (!ports || !stt_port_lookup(sn, ports[1]))
 			return NF_ACCEPT;
 		/* Senders put TCP right after the IPv6 header and never
 		 * fragment; after our hook IPv6 would reassemble and hand
@@ -522,7 +522,7 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 				     STT_NS_DROP_OUTER_EXTHDR);
 	}
 	ports = skb_header_pointer(skb, thoff, sizeof(_ports), _ports);
-	if (!ports || !stt_port_lookup_rcu(sn, ports[1]))
+	if (!ports || !stt_port_lookup(sn, ports[1]))
 		return NF_ACCEPT;
 	if (IP6CB(skb)->flags & IP6SKB_FRAGMENTED) {
 		/* nf_defrag_ipv6 reassembled it before us: same verdict as

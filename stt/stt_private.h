@@ -223,7 +223,7 @@ int stt_port_check_clash(struct stt_port *sp, struct stt_dev *self,
 void stt_port_link(struct stt_dev *stt, struct stt_port *sp,
 		   const struct stt_config *cfg);
 void stt_port_unlink(struct stt_dev *stt, const struct stt_config *cfg);
-struct stt_port *stt_port_lookup_rcu(struct stt_net *sn, __be16 port);
+struct stt_port *stt_port_lookup(struct stt_net *sn, __be16 port);
 struct stt_dev *stt_port_find_dev(struct stt_port *sp, __be64 key, bool ipv6,
 				  const void *remote);
 bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr);
