@@ -705,15 +705,7 @@ class OneVM(Bench):
                               "198.18.%d.%d" % (i, 100000 + i, i // 250,
                                                 i % 250 + 1),
                               "link set sx%d group 42 up" % i]
-                t0 = time.monotonic()
-                self.a.batch(lines)
-                ms = (time.monotonic() - t0) * 1000 / n
-                record("measure", **dict(
-                    self.common, scenario="scale", offload=defs.SCALE_MODE,
-                    tunnel="stt", test="create", rep=rep, devices=n,
-                    metric="ms_per_device", value=round(ms, 3)))
-                say("scale rep %d: %d STT devices created, %.2f ms each" % (
-                    rep, n, ms))
+                self.scale_timed("create", rep, n, self.a.batch, lines)
                 self.a.ip("addr", "add", addr("stt", 1) + "/24", "dev",
                           "stt0")
                 for _ in range(30):
@@ -723,17 +715,23 @@ class OneVM(Bench):
                     time.sleep(0.5)
                 for test in sc["tests"]:
                     self.measure("scale", "stt", test, rep, devices=n)
-                t0 = time.monotonic()
-                self.a.ip("link", "del", "group", "42")
-                ms = (time.monotonic() - t0) * 1000 / n
-                record("measure", **dict(
-                    self.common, scenario="scale", offload=defs.SCALE_MODE,
-                    tunnel="stt", test="delete", rep=rep, devices=n,
-                    metric="ms_per_device", value=round(ms, 3)))
-                say("scale rep %d: %d STT devices deleted, %.2f ms each" % (
-                    rep, n, ms))
+                self.scale_timed("delete", rep, n, self.a.ip,
+                                 "link", "del", "group", "42")
         # stt0 as it was, for what comes after
         tunnels_add(self.a, 2, ["stt"])
+
+    def scale_timed(self, what, rep, n, fn, *args):
+        """Run fn(*args), which creates or deletes N devices, and record
+        the time per device."""
+        t0 = time.monotonic()
+        fn(*args)
+        ms = (time.monotonic() - t0) * 1000 / n
+        record("measure", **dict(
+            self.common, scenario="scale", offload=defs.SCALE_MODE,
+            tunnel="stt", test=what, rep=rep, devices=n,
+            metric="ms_per_device", value=round(ms, 3)))
+        say("scale rep %d: %d STT devices %sd, %.2f ms each" % (
+            rep, n, what, ms))
 
     # ---- ESP ---------------------------------------------------------------
 
