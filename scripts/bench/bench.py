@@ -8,7 +8,7 @@ namespaces with stt.ko loaded, and where the time goes (profiles). Runs in
 QEMU guests (defs.SCENARIOS):
 
   pair     two guests of one vCPU each, virtio-net NICs on taps bridged in
-           a private netns (scripts/vm/pair.sh): TSO, GRO, no UDP-tunnel
+           a private netns (scripts/vm/net.sh): TSO, GRO, no UDP-tunnel
            offload -- the seed's two machines
   onevm    one guest (-icount: deterministic), two netns joined by veth,
            the underlay's offloads switched (defs.MODES), and TSO with
@@ -50,7 +50,7 @@ import report  # noqa: E402
 SRCDIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GUEST = "scripts/bench/guest.py"     # relative to the tree that runs it
 VM_RUN = "scripts/vm/run.sh"
-VM_PAIR = "scripts/vm/pair.sh"
+VM_NET = "scripts/vm/net.sh"
 TARGET = "scripts/vm/target.sh"
 OVN_HOSTS = "scripts/demo/ovn-hosts.sh"
 
@@ -219,10 +219,11 @@ def plans(o):
 
 
 def pair_cmd(o, tgt, plan, out, sfx):
-    """two guests: scripts/vm/pair.sh"""
-    cmd = [os.path.join(tgt.dir, VM_PAIR)] + tgt.vmargs + [
-        "--timeout", str(pair_timeout(plan)),
-        "--b-log", os.path.join(out, "pair%s-b.log" % sfx)]
+    """two guests: scripts/vm/net.sh --guests 2 (1 is a, 2 is b; OUT/pairSFX
+    keeps their logs, b's as g2.log)"""
+    cmd = [os.path.join(tgt.dir, VM_NET), "--guests", "2",
+           "--log-dir", os.path.join(out, "pair" + sfx)] + tgt.vmargs + [
+        "--timeout", str(pair_timeout(plan))]
     if o.pair_icount != "off":
         cmd += ["--icount", o.pair_icount]
     n = len(plan["tests"]) * len(plan["tunnels"]) * plan["reps"]
@@ -361,7 +362,7 @@ def stream(cmd, cwd, log):
                     say("unreadable record: " + line[:100])
             elif line.startswith("bench: "):
                 print("  " + line[7:], end="", file=sys.stderr, flush=True)
-            elif line.startswith(("vm-run: ", "vm-pair: ", "vm-net: ",
+            elif line.startswith(("vm-run: ", "vm-net: ",
                                    "ovn-hosts: ", "TEST: ")):
                 print("  " + line, end="", file=sys.stderr, flush=True)
         rc = p.wait()

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """The measurements of make bench, run as root inside a guest that
-bench.py starts (through scripts/vm/run.sh or scripts/vm/pair.sh):
+bench.py starts (through scripts/vm/run.sh or scripts/vm/net.sh):
 
     guest.py PLAN      PLAN: the JSON bench.py writes (plan["vm"] says
                        which: "onevm" or "pair")
@@ -17,7 +17,8 @@ STT device exists, so stt.ko can be unloaded and loaded again), the
 measurements per underlay mode (the veth's offloads, defs.MODES), the
 device-count scale, ESP, and the profiles.
 
-Two guests (scripts/vm/pair.sh, STT_PAIR_* in the environment): guest b runs
+Two guests (scripts/vm/net.sh --guests 2, STT_NET_* in the environment:
+guest 1 is a, guest 2 is b): guest b runs
 the servers and an agent that reports its /proc/stat (and, with --perf,
 profiles itself); guest a drives the tests and tells b when to stop.
 
@@ -920,7 +921,7 @@ class OneVM(Bench):
 def pair_underlay():
     for mod in ("virtio_net", "vxlan", "geneve"):
         run(["modprobe", "-q", mod])
-    mac = os.environ["STT_PAIR_MAC"]
+    mac = os.environ["STT_NET_MAC"]
     dev = None
     for _ in range(100):
         for d in os.listdir("/sys/class/net"):
@@ -932,7 +933,7 @@ def pair_underlay():
         time.sleep(0.1)
     if not dev:
         raise Fail("no NIC with MAC " + mac)
-    local = os.environ["STT_PAIR_LOCAL"]
+    local = os.environ["STT_NET_LOCAL"]
     run(["ip", "addr", "add", local + "/24", "dev", dev], check=True)
     run(["ip", "link", "set", dev, "up"], check=True)
     return Host(None, int(local.rsplit(".", 1)[1]), dev)
@@ -949,7 +950,7 @@ class PairB:
         tunnels_add(host, 1, self.plan["tunnels"])
         servers = servers_start(host)
         say("guest b: %s %s, servers up, agent on :%d" % (
-            host.underlay, os.environ["STT_PAIR_LOCAL"], AGENT_PORT))
+            host.underlay, os.environ["STT_NET_LOCAL"], AGENT_PORT))
         tmp = tempfile.mkdtemp(prefix="bench.")
         prof = None
         s = socket.socket()
@@ -1011,10 +1012,10 @@ class PairA(Bench):
         self.rcv = None
         self.mode = defs.PAIR_MODE
         self.tools = Tools(self.plan, self.snd)
-        self.agent = os.environ["STT_PAIR_PEER"]
+        self.agent = os.environ["STT_NET_ADDRS"].split()[1]
         tunnels_add(self.snd, 2, self.tunnels)
         say("guest a: %s %s, waiting for guest b" % (
-            self.snd.underlay, os.environ["STT_PAIR_LOCAL"]))
+            self.snd.underlay, os.environ["STT_NET_LOCAL"]))
         for _ in range(300):
             try:
                 self.peer_ncpu = int(self.ask("ncpu", timeout=3))
@@ -1055,14 +1056,15 @@ def main(argv):
         if plan["vm"] == "onevm":
             OneVM(plan).main()
         elif plan["vm"] == "pair":
-            role = os.environ.get("STT_PAIR_ROLE")
-            if role == "a":
+            # guest 1 is a, guest 2 b
+            index = os.environ.get("STT_NET_INDEX")
+            if index == "1":
                 PairA(plan).main()
-            elif role == "b":
+            elif index == "2":
                 PairB(plan).main()
             else:
-                raise Fail("pair: STT_PAIR_ROLE is not set (run through "
-                           "scripts/vm/pair.sh)")
+                raise Fail("pair: STT_NET_INDEX is not 1 or 2 (run through "
+                           "scripts/vm/net.sh --guests 2)")
         else:
             raise Fail("unknown vm '%s'" % plan["vm"])
     except Fail as e:

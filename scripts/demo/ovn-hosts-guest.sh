@@ -242,7 +242,7 @@ c_ports_add() {
 
 # c_rx_lro on|off: the NIC's rx-gro-hw (virtio-net's guest offloads, set
 # through its control queue): on, the tap hands this guest the sender's
-# TSO frames whole, like a NIC with LRO (as in scripts/vm/pair.sh); off,
+# TSO frames whole, like a NIC with LRO (as in the benchmark's pair); off,
 # the host's tap cuts them to the wire's MTU first, and the guest's
 # software GRO merges what it can, like a NIC without LRO.
 c_rx_lro() {

@@ -14,11 +14,11 @@
 #
 # Each guest is a scripts/vm/run.sh guest (same root, modules, kernel checks,
 # its own kernel) with one vCPU and one virtio-net NIC on a tap device
-# (vnet_hdr, vhost off): TSO and GRO, no UDP-tunnel segmentation offload,
-# as in scripts/vm/pair.sh. The taps and the bridge live in a network
-# namespace of this run and QEMU runs inside it, so no traffic touches the
-# host's own interfaces. CMD runs in every guest; it tells them apart by
-# its environment:
+# (vnet_hdr, vhost off): TSO and GRO, no UDP-tunnel segmentation offload
+# (the benchmark's two guests are two of these). The taps and the bridge
+# live in a network namespace of this run and QEMU runs inside it, so no
+# traffic touches the host's own interfaces. CMD runs in every guest; it
+# tells them apart by its environment:
 #
 #   STT_NET_INDEX   1..N
 #   STT_NET_GUESTS  N

@@ -71,7 +71,7 @@ usage() {
 	  --keep-log FILE      save the full kernel console log to FILE (and that of
 	                       a boot that crashed and was retried to FILE.bootN)
 	  --qemu-arg ARG       append ARG to QEMU's command line (repeatable;
-	                       e.g. a NIC, see scripts/vm/pair.sh)
+	                       e.g. a NIC, see scripts/vm/net.sh)
 	  --tcg-single         TCG with one host thread for all vCPUs (they run in
 	                       turn): Debian's 6.12 and 7.x kernels can crash in
 	                       text patching (static keys) when a vCPU runs
