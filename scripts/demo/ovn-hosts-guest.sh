@@ -1005,6 +1005,19 @@ restored_checks() {
 	RBAD=$bad
 }
 
+# fault_end C: once C's traffic is back, the verdict: the pings of the
+# fault (kept running 2 s more) and restored_checks.
+fault_end() {
+	sleep 2
+	fault_pings_stop
+	log_info "during the fault:$FINFO"
+	[ -z "$FBAD" ]
+	check_err $? "$FBAD"
+	restored_checks "$1"
+	[ -z "$RBAD" ]
+	check_err $? "$RBAD"
+}
+
 test_vswitchd_restart() {
 	local c=$NCH t0 ms
 
@@ -1025,14 +1038,7 @@ test_vswitchd_restart() {
 	BUSYWAIT_SLEEP=0.5 busywait 180000 ping_ok_pair 1 "$c"
 	check_err $? "vm1->vm$c does not answer 180 s after the restart"
 	ms=$(($(now_ms) - t0))
-	sleep 2
-	fault_pings_stop
-	log_info "during the fault:$FINFO"
-	[ -z "$FBAD" ]
-	check_err $? "$FBAD"
-	restored_checks "$c"
-	[ -z "$RBAD" ]
-	check_err $? "$RBAD"
+	fault_end "$c"
 	echo "BENCH-INFO $(json scenario=ovn what=vswitchd_restart chassis="ch$c" restored_ms="$ms")"
 	log_test "ch$c's ovs-vswitchd restarted: all traffic back, none lost elsewhere" \
 		"vm1->vm$c again after $((ms / 1000)) s"
@@ -1072,14 +1078,7 @@ test_guest_reboot() {
 	BUSYWAIT_SLEEP=0.5 busywait 300000 ping_ok_pair 1 "$c"
 	check_err $? "vm1->vm$c does not answer 300 s after the boot"
 	ms=$(($(now_ms) - t0))
-	sleep 2
-	fault_pings_stop
-	log_info "during the fault:$FINFO"
-	[ -z "$FBAD" ]
-	check_err $? "$FBAD"
-	restored_checks "$c"
-	[ -z "$RBAD" ]
-	check_err $? "$RBAD"
+	fault_end "$c"
 	echo "BENCH-INFO $(json scenario=ovn what=guest_reboot chassis="ch$c" boot_ms=$((t1 - t0)) restored_ms="$ms")"
 	log_test "guest $c booted and set up again: all traffic back, none lost elsewhere" \
 		"booted in $(((t1 - t0) / 1000)) s, vm1->vm$c after $((ms / 1000)) s"
