@@ -100,7 +100,7 @@ declare -A DELTA
 craft_deltas()
 {
 	local class=$1 n=$2 name out now last=
-	local -A before
+	local -A before cur
 
 	shift 2
 	for name; do
@@ -112,15 +112,15 @@ craft_deltas()
 	for _ in $(seq 20); do
 		now=
 		for name; do
-			now+=" $(reading "$name")"
+			cur[$name]=$(reading "$name")
+			now+=" ${cur[$name]}"
 		done
-		[[ $now == "$last" ]] &&
-			(($(reading "$1") - before[$1] >= n)) && break
+		[[ $now == "$last" ]] && ((cur[$1] - before[$1] >= n)) && break
 		last=$now
 		sleep 0.5
 	done
 	for name; do
-		DELTA[$name]=$(($(reading "$name") - before[$name]))
+		DELTA[$name]=$((cur[$name] - before[$name]))
 	done
 }
 
