@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES="qemu-system-x86 linux-image-amd64 linux-headers-amd64 clang libbpf-dev bpftool
 	busybox-static kmod iproute2 ethtool iputils-ping iperf3 tcpdump tshark
-	python3-scapy openvswitch-switch ovn-central ovn-host sparse
+	python3-scapy python3-pyroute2 openvswitch-switch ovn-central ovn-host sparse
 	linux-source-6.1 dkms xz-utils bc flex bison libelf-dev libssl-dev cpio
 	socat gcc make procps jq gnuplot-nox sockperf nftables conntrack
 	libcap2-bin strace util-linux mmdebstrap rsync debhelper dh-dkms
