@@ -72,11 +72,13 @@ usage() {
 	                       a boot that crashed and was retried to FILE.bootN)
 	  --qemu-arg ARG       append ARG to QEMU's command line (repeatable;
 	                       e.g. a NIC, see scripts/vm/net.sh)
-	  --tcg-single         TCG with one host thread for all vCPUs (they run in
-	                       turn): Debian's 6.12 and 7.x kernels can crash in
-	                       text patching (static keys) when a vCPU runs
-	                       code another one is patching (seen under
-	                       multi-threaded TCG, never with 6.1)
+	  --tcg-multi          TCG with a host thread per vCPU, faster with
+	                       --smp 2 and more; the default is one thread for
+	                       all vCPUs (they run in turn) because under
+	                       QEMU 7.2's multi-threaded TCG a vCPU can run
+	                       kernel code another one is patching (kprobes,
+	                       static keys, BPF), and the guest dies: see
+	                       scripts/vm/tcg-hazard.sh
 	  --icount SHIFT       TCG, one thread, guest time counted in executed
 	                       instructions (2^SHIFT ns each): timings that do
 	                       not depend on the host's load (benchmarks)
@@ -121,7 +123,7 @@ keep_log=
 envs=()
 qemu_extra=()
 icount=
-tcg_single=
+tcg_multi=
 
 need_arg() { [ "$#" -ge 2 ] || { say "$1 needs an argument"; exit 2; }; }
 
@@ -147,7 +149,7 @@ while [ "$#" -gt 0 ]; do
 	--keep-log) need_arg "$@"; keep_log=$2; shift 2 ;;
 	--qemu-arg) need_arg "$@"; qemu_extra+=("$2"); shift 2 ;;
 	--icount) need_arg "$@"; icount=$2; shift 2 ;;
-	--tcg-single) tcg_single=1; shift ;;
+	--tcg-multi) tcg_multi=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; break ;;
 	*) say "unknown option '$1' (try --help)"; exit 2 ;;
@@ -359,14 +361,14 @@ fi
 
 bootimage=$(boot_image)
 
-accel_args=(-accel "tcg,thread=multi")
-accel_name=TCG
+accel_args=(-accel "tcg,thread=single")
+accel_name="TCG one thread"
 if [ -n "$icount" ]; then
 	accel_args=(-accel "tcg,thread=single" -icount "shift=$icount,sleep=on")
 	accel_name="TCG icount"
-elif [ -n "$tcg_single" ]; then
-	accel_args=(-accel "tcg,thread=single")
-	accel_name="TCG one thread"
+elif [ -n "$tcg_multi" ]; then
+	accel_args=(-accel "tcg,thread=multi")
+	accel_name="TCG multi-threaded"
 elif [ "${STT_VM_KVM:-0}" = 1 ]; then
 	if kvm_works; then
 		accel_args=(-accel kvm -cpu host)

@@ -143,13 +143,6 @@ define() {
 		T_SOURCE=/usr/src/linux-source-$(echo "$T_RELEASE" | cut -d. -f1-2).tar.xz
 		[ -f "$T_ROOT$T_SOURCE" ] || T_SOURCE=
 		T_VMARGS=(--root "$T_ROOT" --kernel "$T_RELEASE")
-		# 7.x under multi-threaded TCG jumped into the middle of a jump
-		# another vCPU was patching (static keys) in
-		# netif_receive_skb_list_internal during datapath.sh, in two of
-		# three runs: a QEMU hazard, gone with all vCPUs on one thread.
-		if [ "$1" = deb13-new ]; then
-			T_VMARGS+=(--tcg-single)
-		fi
 		;;
 	sid)
 		T_ROOT=$("$SRCDIR/scripts/vm/root.sh" sid) || die "no sid root"
