@@ -21,7 +21,11 @@ PACKAGES="qemu-system-x86 linux-image-amd64 linux-headers-amd64 clang libbpf-dev
 	socat gcc make procps jq gnuplot-nox sockperf nftables conntrack
 	libcap2-bin strace util-linux mmdebstrap rsync debhelper dh-dkms
 	lintian shellcheck pyflakes3 linux-perf
-	python3-docutils"
+	python3-docutils dwarves"
+# dwarves: pahole, which linux-kbuild-6.12 depends on. Its headers (from
+# 6.12.117) ship a vmlinux, so kbuild adds BTF to every module with pahole;
+# the 6.12 tree scripts/vm/target.sh unpacks is not installed, so nothing
+# pulls pahole in for it.
 OPTIONAL="netperf"
 NONFREE_SOURCES=/etc/apt/sources.list.d/stt-nonfree.sources
 DEBIAN_SOURCES=/etc/apt/sources.list.d/debian.sources
