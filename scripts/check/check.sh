@@ -7,8 +7,8 @@
 # iproute2 plugin against each release's ip, the host install test, the
 # Debian packages (make deb with lintian on Debian 12, scripts/build/deb.sh in the
 # Debian 13 root), then the selftests in one QEMU guest per kernel and
-# selftests/deb.sh in a Debian 13 guest of its own; one summary for all of
-# it.
+# selftests/deb.sh in a Debian 13 guest of its own, two guests at a time;
+# one summary for all of it.
 #
 #   scripts/check/check.sh
 #
@@ -28,7 +28,8 @@
 # (selftests of the full runs, default all), STT_CHECK_SHORT (selftests of
 # the short runs), STT_CHECK_TARGETS (targets, default all), VMRUN_ARGS
 # (extra scripts/vm/run.sh options), STT_CHECK_DEB=0 (no deb.sh guest),
-# STT_CHECK_DEB_TIMEOUT (its timeout, default 2400).
+# STT_CHECK_DEB_TIMEOUT (its timeout, default 2400), STT_CHECK_LANES=1 (one
+# guest at a time).
 
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -181,24 +182,61 @@ if [ -n "${built[deb13]:-}" ]; then
 		sh -c 'scripts/vm/target.sh exec deb13 scripts/build/deb.sh >/dev/null'
 fi
 
-# guest NAME TARGET TIMEOUT [VM-RUN OPTIONS] -- TESTS...: one guest of
-# TARGET; its "N passed, N failed, N skipped" is added in, its [FAIL]
-# lines listed; a timeout, kernel problem or missing summary is one more
-# failure.
-guest()
+# Guests run in two lanes side by side: each runs its vCPUs on one TCG
+# thread, so two of them fill a 2-core host without starving each other,
+# and the guest phases take about half the time. A lane runs its guests in
+# order. Lane 1's output streams; lane 2's is printed when both are done.
+# STT_CHECK_LANES=1 runs every guest in lane 1, one after the other.
+gdir=$(mktemp -d)
+trap 'rm -rf "$gdir"' EXIT
+lane1=()
+lane2=()
+
+# queue LANE NAME TARGET TIMEOUT [VM-RUN OPTIONS] -- TESTS...: add one guest
+# of TARGET to LANE (1 or 2).
+queue()
 {
-	local name=$1 t=$2 timeout=$3 log why rc summary p f s line start
+	local lane=$1 id
 
-	shift 3
-	log=$(mktemp)
-	why=$(mktemp)
-	echo "check: $name: scripts/vm/target.sh run $t --timeout $timeout $*" >&2
+	shift
+	id=$(( ${#lane1[@]} + ${#lane2[@]} ))
+	[ "${STT_CHECK_LANES:-2}" = 1 ] && lane=1
+	printf '%s\0' "$@" >"$gdir/$id.args"
+	echo "$1" >"$gdir/$id.name"
+	if [ "$lane" = 1 ]; then lane1+=("$id"); else lane2+=("$id"); fi
+}
+
+# run_guest ID: run the queued guest ID; its output into ID.log (and to
+# stdout with "tee"), vm-run's exit status into ID.rc, its time into
+# ID.time, vm-run's kernel problems into ID.why.
+run_guest()
+{
+	local id=$1 tee=${2:-} name t timeout start rc args=()
+
+	mapfile -d '' args <"$gdir/$id.args"
+	name=${args[0]} t=${args[1]} timeout=${args[2]}
+	args=("${args[@]:3}")
 	start=$(date +%s)
-	STT_VMRUN_PROBLEMS=$why scripts/vm/target.sh run "$t" --timeout "$timeout" "$@" |
-		tee "$log"
-	rc=${PIPESTATUS[0]}
-	timings+=("$(printf '%-18s %5ss' "$name" $(($(date +%s) - start)))")
+	{
+		echo "check: $name: scripts/vm/target.sh run $t --timeout $timeout ${args[*]}"
+		STT_VMRUN_PROBLEMS=$gdir/$id.why scripts/vm/target.sh run "$t" \
+			--timeout "$timeout" "${args[@]}" 2>&1
+		echo $? >"$gdir/$id.rc"
+	} | if [ "$tee" = tee ]; then tee "$gdir/$id.log"; else cat >"$gdir/$id.log"; fi
+	echo $(($(date +%s) - start)) >"$gdir/$id.time"
+}
 
+# account ID: add guest ID's "N passed, N failed, N skipped" in, list its
+# [FAIL] lines; a timeout, kernel problem or missing summary is one more
+# failure.
+account()
+{
+	local id=$1 name log rc summary p f s line
+
+	name=$(cat "$gdir/$id.name")
+	log=$gdir/$id.log
+	rc=$(cat "$gdir/$id.rc" 2>/dev/null || echo 1)
+	timings+=("$(printf '%-18s %5ss' "$name" "$(cat "$gdir/$id.time")")")
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" |
 		tail -n 1)
 	if [ -n "$summary" ]; then
@@ -207,9 +245,12 @@ guest()
 		failed=$((failed + f))
 		skipped=$((skipped + s))
 		[ "$f" -gt 0 ] && failures+=("$name: $f failed")
+		# each [FAIL] line and the message lines (a tab in) under it
 		while read -r line; do
-			failures+=("  ${line#\# }")
-		done < <(grep -E '^# TEST: .*\[FAIL\]$' "$log" | sed 's/ *\[FAIL\]$//')
+			failures+=("  $line")
+		done < <(awk '/^# TEST: .*\[FAIL\]$/ { sub(/ *\[FAIL\]$/, ""); print substr($0, 3); m = 1; next }
+			m && /^# ?\t/ { sub(/^# ?\t/, ""); if (m++ <= 3) print "  " $0; next }
+			{ m = 0 }' "$log")
 	fi
 	case $rc in
 	124) result "$name: VM run timeout" fail ;;
@@ -220,14 +261,14 @@ guest()
 	# it printed may be far up a long log.
 	while read -r line; do
 		failures+=("    $line")
-	done < <(head -n 3 "$why")
-	rm -f "$log" "$why"
+	done < <(head -n 3 "$gdir/$id.why" 2>/dev/null)
 }
 
 # The selftests: the whole suite on each release, the short list on the
 # other kernels; then deb.sh in a Debian 13 guest of its own (it installs
 # packages and a second kernel's headers: a system the others must not
-# share).
+# share). Lane 1: deb12, then the short lists; lane 2: deb13, then deb.sh
+# (each lane about half of the guests' time).
 for t in $TARGETS; do
 	if [ -z "${built[$t]:-}" ]; then
 		result "selftests on $t (not built)" skip
@@ -237,17 +278,40 @@ for t in $TARGETS; do
 	deb12|deb13) tests=${STT_CHECK_TESTS:-} ;;
 	*) tests=$SHORT ;;
 	esac
+	lane=1
+	[ "$t" = deb13 ] && lane=2
 	# shellcheck disable=SC2086 # lists of words
-	guest "selftests $t" "$t" "${STT_CHECK_TIMEOUT:-2700}" ${VMRUN_ARGS:-} \
+	queue "$lane" "selftests $t" "$t" "${STT_CHECK_TIMEOUT:-2700}" ${VMRUN_ARGS:-} \
 		-- selftests/run.sh $tests
 done
 if [ -n "${built[deb13]:-}" ] && [ -z "${STT_CHECK_TESTS:-}" ] &&
    [ "${STT_CHECK_DEB:-1}" != 0 ]; then
 	# shellcheck disable=SC2086 # lists of words
-	guest "deb.sh deb13" deb13 "${STT_CHECK_DEB_TIMEOUT:-2400}" ${VMRUN_ARGS:-} \
+	queue 2 "deb.sh deb13" deb13 "${STT_CHECK_DEB_TIMEOUT:-2400}" ${VMRUN_ARGS:-} \
 		--no-load --env STT_DEB_TEST=1 --env SELFTEST_TIMEOUT=2300 \
 		-- selftests/run.sh deb.sh
 fi
+lane2_pid=
+if [ "${#lane2[@]}" -gt 0 ]; then
+	echo "check: lane 2 in the background: $(for id in "${lane2[@]}"; do
+		cat "$gdir/$id.name"; done | paste -sd, -)" >&2
+	( for id in "${lane2[@]}"; do run_guest "$id"; done ) &
+	lane2_pid=$!
+fi
+for id in "${lane1[@]}"; do
+	run_guest "$id" tee
+done
+if [ -n "$lane2_pid" ]; then
+	wait "$lane2_pid"
+	for id in "${lane2[@]}"; do
+		echo
+		echo "check: lane 2's $(cat "$gdir/$id.name"), as it ran:"
+		cat "$gdir/$id.log"
+	done
+fi
+for id in "${lane1[@]}" "${lane2[@]}"; do
+	account "$id"
+done
 
 timings+=("$(printf '%-18s %5ss' total $(($(date +%s) - total_start)))")
 echo
