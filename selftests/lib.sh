@@ -434,16 +434,27 @@ xfer_check()
 
 # ---- packet captures --------------------------------------------------------
 
-# file_settled FILE: wait (up to 10 s) until FILE has stopped growing for
-# half a second: a capture's writer (tcpdump -U, or -l to a file) has
-# written out what it had read.
+# file_settled FILE: wait (up to 20 s) until FILE has not grown for 3 s: a
+# capture's writer (tcpdump -U, or -l to a file) has written out what it
+# had read. libpcap reads the kernel's ring a block at a time, and the
+# kernel hands a block over up to two of tcpdump's 1 s timeouts after its
+# last packet; what is still in the ring when tcpdump is interrupted is
+# lost. (--immediate-mode hands over each packet, but its ring of one
+# slot per packet overflows in bursts unless enlarged, and in Debian 13's
+# guest its captures of datapath.sh and bounds.sh missed segments even
+# with -B 65536, for a reason not found.)
 file_settled()
 {
-	local size=-1 now
+	local size=-1 now same=0
 
-	for _ in $(seq 20); do
+	for _ in $(seq 40); do
 		now=$(stat -c %s "$1" 2>/dev/null)
-		[[ $now == "$size" ]] && return 0
+		if [[ $now == "$size" ]]; then
+			same=$((same + 1))
+			((same >= 6)) && return 0
+		else
+			same=0
+		fi
 		size=$now
 		sleep 0.5
 	done
