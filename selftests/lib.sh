@@ -538,16 +538,40 @@ ovs_vswitchd_start()
 #     checks instead;
 #   - on a kernel without devlink (the debug kernel's configuration),
 #     ovn-controller's representor plug provider, which needs it, failing
-#     to start.
+#     to start;
+#   - a rate limiter's "Dropped N log messages ... due to excessive rate",
+#     in a module whose every other such line is one of the above: the
+#     summary comes at the level and in the module of what it dropped, and
+#     OVN 25.03's chassis module repeats its deprecation notice often
+#     enough under TCG to be limited (make check on a loaded host).
 ovs_log_problems()
 {
-	local nodevlink='^$'
+	local nodevlink='^$' lines
 
 	devlink dev show >/dev/null 2>&1 ||
 		nodevlink='\|vif_plug_provider\|WARN\|failed to initialize representor VIF plug provider class: '
-	tail -n +"${2:-1}" "$1" |
-		grep -E '\|(WARN|ERR|EMER)\|' |
-		grep -vE '\|timeval(\([a-z0-9_]+\))?\|WARN\|(Unreasonably long [0-9]+ms poll interval|faults: |disk: |context switches: )' |
+	lines=$(tail -n +"${2:-1}" "$1" | grep -E '\|(WARN|ERR|EMER)\|')
+	[[ -n "$lines" ]] || return 0
+	ovs_log_unexpected <<<"$lines" |
+		awk -F'|' -v dropped='^Dropped [0-9]+ log messages in last [0-9]+ seconds \\(most recently, [0-9]+ seconds ago\\) due to excessive rate$' '
+			# first input: every line; second: the unexpected ones.
+			# A summary stays if its module and level had nothing
+			# else, or something else unexpected.
+			NR == FNR { seen[$3 "|" $4]++; next }
+			{ line[++n] = $0; mod[n] = $3 "|" $4; msg[n] = $5
+			  if ($5 !~ dropped) bad[$3 "|" $4]++
+			  else nd[$3 "|" $4]++ }
+			END { for (i = 1; i <= n; i++)
+				if (msg[i] !~ dropped || bad[mod[i]] ||
+				    seen[mod[i]] == nd[mod[i]])
+					print line[i] }' <(cat <<<"$lines") -
+}
+
+# ovs_log_unexpected: ovs_log_problems' filters, standard input to output
+# (its caller's $nodevlink).
+ovs_log_unexpected()
+{
+	grep -vE '\|timeval(\([a-z0-9_]+\))?\|WARN\|(Unreasonably long [0-9]+ms poll interval|faults: |disk: |context switches: )' |
 		grep -vE '\|ovs_rcu(\([a-z0-9_]+\))?\|WARN\|blocked [0-9]+ ms waiting for [a-z0-9_]+ to quiesce$' |
 		grep -vE '\|rconn\|WARN\|br-int<->unix#[0-9]+: connection dropped \(Broken pipe\)$' |
 		grep -vE "\|WARN\|(.*: 'stt' port type is deprecated\.|STT encapsulation type is deprecated)$" |
