@@ -34,6 +34,7 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="
 	csum_complete_ipv4
 	csum_complete_ipv6
+	csum_complete_inner
 	qinq_offloads
 	nfqueue_process_context
 	fraglist_forward_sg
@@ -117,24 +118,18 @@ cc_stat()
 	awk -v k="$1" '$1 == k { print $2 }' "$CC_STATS"
 }
 
-csum_complete()
+# cc_prepare: vB turned into a CHECKSUM_COMPLETE NIC, every segment on its
+# own: sender TSO off (the underlay segments in software), receiver GRO off
+# (what GRO does not merge; GRO would also turn the sum into
+# CHECKSUM_UNNECESSARY).
+cc_prepare()
 {
-	local fam=$1 dev=$2 addr=$3 c0 c1 k0 k1 f0 f1 bad0 bad1 segs0 segs1 sw
-	local desc="CHECKSUM_COMPLETE receiver, $fam underlay: O(1) validation"
-
-	RET=0
-	if [[ ! -f "$CSUM_KO" ]]; then
-		log_skip "$desc" "no $CSUM_KO (make module builds it)"
-		return
-	fi
 	if [[ ! -d /sys/module/stt_csum_complete ]]; then
 		insmod "$CSUM_KO" ifnames=vB
 		check_err $? "insmod $CSUM_KO failed"
 	fi
 	mountpoint -q /sys/kernel/debug ||
 		mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-	# Every segment on its own: sender TSO off (the underlay segments in
-	# software), receiver GRO off (what GRO does not merge).
 	a ethtool -K vA tso off >/dev/null
 	b ethtool -K vB gro off >/dev/null
 	# Conntrack, when on, validates TCP at PRE_ROUTING itself and marks
@@ -150,7 +145,25 @@ csum_complete()
 		}
 		EOF
 	check_err $? "cannot add the notrack rule"
+}
 
+tcp_csum_errors()
+{
+	ip netns exec "$1" nstat -asz TcpInCsumErrors |
+		awk '$1 == "TcpInCsumErrors" { print $2 }'
+}
+
+csum_complete()
+{
+	local fam=$1 dev=$2 addr=$3 c0 c1 k0 k1 f0 f1 bad0 bad1 segs0 segs1 sw
+	local desc="CHECKSUM_COMPLETE receiver, $fam underlay: O(1) validation"
+
+	RET=0
+	if [[ ! -f "$CSUM_KO" ]]; then
+		log_skip "$desc" "no $CSUM_KO (make module builds it)"
+		return
+	fi
+	cc_prepare
 	kprobe_setup || log_info "no kprobe events: software checksum passes not counted"
 	c0=$(cc_stat converted)
 	k0=$(kprobe_hits)
@@ -189,6 +202,60 @@ csum_complete()
 
 csum_complete_ipv4() { csum_complete IPv4 stt0 192.168.0.2; }
 csum_complete_ipv6() { csum_complete IPv6 stt6 192.168.6.2; }
+
+# Frames that carry neither checksum flag (A's stt0 checksums in software,
+# tx off) hand the inner stack the segments' CHECKSUM_COMPLETE sums: the
+# inner TCP validates from them, with no software pass of its own. A's
+# underlay MTU 1499 puts every frame's second segment at an odd offset,
+# which the sums must be added at; a wrong sum would show as "hw csum
+# failure" (the helper's sums are a NIC's) and as a software pass.
+csum_complete_inner()
+{
+	local desc="CHECKSUM_COMPLETE receiver, frames without checksum flags: inner TCP validated from the sum"
+	local k0 k1 f0 f1 segs0 segs1 fr0 fr1 e0 e1
+
+	RET=0
+	if [[ ! -f "$CSUM_KO" ]]; then
+		log_skip "$desc" "no $CSUM_KO (make module builds it)"
+		return
+	fi
+	if ! kprobe_setup; then
+		log_skip "$desc" "no kprobe events: software checksum passes cannot be counted"
+		return
+	fi
+	cc_prepare
+	a ethtool -K stt0 tx off >/dev/null
+	check_err $? "ethtool -K stt0 tx off failed"
+	a ip link set vA mtu 1499
+
+	k0=$(kprobe_hits)
+	f0=$(hw_csum_failures)
+	e0=$(tcp_csum_errors "$NS_B")
+	segs0=$(dev_stat "$NS_B" stt0 ns_rx_segments)
+	fr0=$(dev_stat "$NS_B" stt0 rx_frames_reassembled)
+
+	transfer "$NS_A" "$NS_B" 192.168.0.2
+	check_err $? "transfer failed: $XFER_INFO"
+
+	k1=$(kprobe_hits)
+	f1=$(hw_csum_failures)
+	e1=$(tcp_csum_errors "$NS_B")
+	segs1=$(dev_stat "$NS_B" stt0 ns_rx_segments)
+	fr1=$(dev_stat "$NS_B" stt0 rx_frames_reassembled)
+	a ip link set vA mtu 1500
+	a ethtool -K stt0 tx on >/dev/null
+	a ethtool -K vA tso on >/dev/null
+
+	((fr1 - fr0 > 1000))
+	check_err $? "only $((fr1 - fr0)) frames reassembled"
+	((k1 - k0 <= (segs1 - segs0) / 100))
+	check_err $? "$((k1 - k0)) software checksum passes for $((fr1 - fr0)) frames"
+	((f1 == f0))
+	check_err $? "$((f1 - f0)) 'hw csum failure' reports"
+	((e1 == e0))
+	check_err $? "TcpInCsumErrors +$((e1 - e0))"
+	log_test "$desc" "frames reassembled +$((fr1 - fr0)) from $((segs1 - segs0)) segments, sw checksums $((k1 - k0))"
+}
 
 # ---- QinQ --------------------------------------------------------------------
 

@@ -17,6 +17,10 @@ point-to-point device (--key, remote --src) accepts.
 
 Each class prints one line: "<class> <packets sent> <units>", units being
 what the counter the class aims at should count (pairs, frames, packets).
+--seed S makes what a class sends depend on S and the class's name alone,
+so a failing run can be repeated; frame IDs and IP IDs are always fresh
+(reusing them across runs would let one run's segments meet another's in
+reassembly).
 Wire format: /work/shared/docs/stt-wire-format.md (flags 0x01 verified,
 0x02 partial, 0x04 IPv4, 0x08 TCP; 0xF0 reserved).
 """
@@ -43,6 +47,10 @@ F_TCP = 0x08
 TH_FIN, TH_SYN, TH_RST, TH_PSH, TH_ACK, TH_URG = 1, 2, 4, 8, 16, 32
 
 
+# Identifiers, not contents: never seeded (see --seed).
+IDS = random.SystemRandom()
+
+
 class Crafter:
     def __init__(self, a):
         self.a = a
@@ -55,8 +63,8 @@ class Crafter:
         self.d4 = socket.inet_pton(socket.AF_INET, a.dst)
         self.s6 = socket.inet_pton(socket.AF_INET6, a.src6)
         self.d6 = socket.inet_pton(socket.AF_INET6, a.dst6)
-        self.ipid = random.randrange(65536)
-        self.fid = random.randrange(1 << 32)
+        self.ipid = IDS.randrange(65536)
+        self.fid = IDS.randrange(1 << 32)
         self.sent = 0
 
     # ---- building blocks -------------------------------------------------
@@ -534,6 +542,46 @@ def c_mss_tiny(c, n):
     return pkts, n
 
 
+def inner_udp(c, i, good):
+    """Frame @i of c_inner_udp*: an inner IPv4/UDP datagram of 259 random
+    bytes from --inner-src to --inner-dst (port 9, nothing listens), its
+    UDP checksum right or wrong, without checksum flags: even @i whole,
+    odd @i in segments of 111 bytes (offsets 111 and 222: the segments'
+    sums meet at odd offsets)."""
+    body = random.randbytes(259)
+    src = socket.inet_pton(socket.AF_INET, c.a.inner_src)
+    dst = socket.inet_pton(socket.AF_INET, c.a.inner_dst)
+    ulen = 8 + len(body)
+    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + ulen, i & 0xffff, 0x4000,
+                     64, 17, 0, src, dst)
+    ip = ip[:10] + struct.pack('!H', fold(csum(ip))) + ip[12:]
+    uh = struct.pack('!HHHH', 40000, 9, ulen, 0)
+    uc = fold(csum(src + dst + struct.pack('!xBH', 17, ulen) + uh + body))
+    uc = uc or 0xffff
+    if not good:
+        # Any value of 1..0xffff but @uc.  Never 0: over IPv4 that says
+        # "no checksum" (RFC 768) and the stack takes the datagram (the
+        # old XOR gave 0 for one datagram in 65534).  Of the nonzero
+        # values only 0xffff has a second form (0), so none is @uc again.
+        uc = (uc + random.randrange(0xfffe)) % 0xffff + 1
+    eth = bytes.fromhex(c.a.inner_dst_mac.replace(':', '')) + \
+        b'\x02\x00\x00\x00\xee\x01' + struct.pack('!H', ETH_P_IP)
+    f = c.frame(eth + ip + uh[:6] + struct.pack('!H', uc) + body)
+    return [c.whole4(f)] if i % 2 == 0 else c.segs4(f, 111)
+
+
+def c_inner_udp(c, n):
+    """inner UDP, right checksum, no flags: validated by the inner stack
+    (UdpNoPorts); half whole, half in 3 segments"""
+    return [p for i in range(n) for p in inner_udp(c, i, True)], n
+
+
+def c_inner_udp_bad(c, n):
+    """inner UDP, wrong checksum, no flags: the inner stack drops it
+    (UdpInCsumErrors); half whole, half in 3 segments"""
+    return [p for i in range(n) for p in inner_udp(c, i, False)], n
+
+
 CLASSES = {k[2:]: v for k, v in globals().items() if k.startswith('c_')}
 
 
@@ -563,6 +611,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--dev', default='veth0')
     p.add_argument('--dst-mac')
+    p.add_argument('--inner-dst-mac', default='02:00:00:00:ee:02',
+                   help='inner Ethernet destination of the inner_* classes')
+    # No host has it: the ICMP errors the receiver answers with draw no
+    # ARP reply over the tunnel that the counters would see.
+    p.add_argument('--inner-src', default='192.168.0.99')
+    p.add_argument('--inner-dst', default='192.168.0.2')
     p.add_argument('--src', default='10.0.0.1')
     p.add_argument('--dst', default='10.0.0.2')
     p.add_argument('--src6', default='fd00::1')
@@ -573,7 +627,9 @@ def main():
     p.add_argument('--count', type=int, default=100)
     p.add_argument('--pace', type=int, default=200,
                    help='sleep 1 ms every PACE packets (0: never)')
-    p.add_argument('--seed', type=int)
+    p.add_argument('--seed', type=int,
+                   help="what a class sends depends on this and the class's "
+                   'name (default: drawn)')
     p.add_argument('cmd', choices=['send', 'flood', 'list'])
     p.add_argument('args', nargs='*')
     a = p.parse_args()
@@ -582,12 +638,15 @@ def main():
         for k, v in CLASSES.items():
             print('%-18s %s' % (k, v.__doc__))
         return 0
-    random.seed(a.seed)
+    if a.seed is None:
+        a.seed = IDS.randrange(1 << 32)
     c = Crafter(a)
     if a.cmd == 'flood':
+        random.seed('%d/flood' % a.seed)
         flood(c, float(a.args[0]) if a.args else 10)
         return 0
     for name in a.args:
+        random.seed('%d/%s' % (a.seed, name))
         pkts, units = CLASSES[name](c, a.count)
         c.send(pkts)
         print(name, len(pkts), units)

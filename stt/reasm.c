@@ -160,11 +160,16 @@ static struct stt_frag_queue *stt_fq_find(struct stt_reasm *r, u32 h,
 	return found;
 }
 
-/* Chain the sorted segments of a complete frame into one skb. */
+/* Chain the sorted segments of a complete frame into one skb.  The frame
+ * is CHECKSUM_COMPLETE, its sum the segments' sums added at their
+ * offsets, if every segment was; otherwise no sum describes it.
+ */
 static struct sk_buff *stt_build_frame(struct sk_buff *head)
 {
+	bool complete = head->ip_summed == CHECKSUM_COMPLETE;
 	struct sk_buff *seg, *next, **tail;
 	unsigned int len = 0, truesize = 0;
+	__wsum csum = head->csum;
 
 	next = head->next;
 	head->next = NULL;
@@ -179,6 +184,11 @@ static struct sk_buff *stt_build_frame(struct sk_buff *head)
 		next = seg->next;
 		seg->next = NULL;
 		skb_dst_drop(seg);
+		if (seg->ip_summed == CHECKSUM_COMPLETE)
+			csum = csum_block_add(csum, seg->csum,
+					      STT_SEG_CB(seg)->offset);
+		else
+			complete = false;
 		if (fl) {
 			struct sk_buff *it;
 
@@ -198,6 +208,10 @@ static struct sk_buff *stt_build_frame(struct sk_buff *head)
 	head->len += len;
 	head->data_len += len;
 	head->truesize += truesize;
+	if (complete)
+		head->csum = csum;
+	else if (head->ip_summed == CHECKSUM_COMPLETE)
+		head->ip_summed = CHECKSUM_NONE;
 	return head;
 }
 

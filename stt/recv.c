@@ -110,6 +110,14 @@ static int stt_apply_offloads(struct stt_dev *stt, struct sk_buff *skb,
 		if (sh->flags & STT_F_CSUM_VERIFIED) {
 			skb->ip_summed = CHECKSUM_UNNECESSARY;
 			skb->csum_level = 0;
+		} else if (skb->ip_summed == CHECKSUM_COMPLETE) {
+			/* The outer segments' sums, pulled past every header
+			 * so far, cover the inner frame: the inner stack
+			 * validates its own checksum from them without a
+			 * pass over the data.  That the outer sum was valid
+			 * says nothing about the inner one.
+			 */
+			skb->csum_valid = 0;
 		} else {
 			skb->ip_summed = CHECKSUM_NONE;
 		}
@@ -239,6 +247,7 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 		goto drop;
 	}
 
+	skb_postpull_rcsum(skb, skb->data, STT_HLEN);
 	__skb_pull(skb, STT_HLEN);
 	skb_reset_mac_header(skb);
 	err = stt_apply_offloads(stt, skb, &sh, &gso);
@@ -289,6 +298,7 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 	}
 
 	skb->protocol = eth_type_trans(skb, stt->dev);
+	skb_postpull_rcsum(skb, eth_hdr(skb), ETH_HLEN);
 	skb_reset_network_header(skb);
 
 	/* RFC 6040 decapsulation; CE on any segment marks the frame. */
@@ -382,6 +392,11 @@ static void stt_rcv_segment(struct stt_net *sn, struct sk_buff *skb,
 		goto drop;
 	}
 
+	/* A CHECKSUM_COMPLETE sum, the NIC's or the one the validation
+	 * above computed, then covers the payload alone: reassembly adds
+	 * the segments' sums up and the inner frame can use them.
+	 */
+	skb_postpull_rcsum(skb, th, sizeof(*th));
 	__skb_pull(skb, sizeof(*th));
 	if (payload != STT_SEG_CB(skb)->frame_len) {
 		skb = stt_reasm_add(sn, skb, &nsegs);
