@@ -201,9 +201,9 @@ static void stt_get_ethtool_stats(struct net_device *dev,
 			data[STT_DEV_STAT_MAX + i] += v[i];
 	}
 	data += STT_DEV_STAT_MAX + STT_NS_STAT_MAX;
-	data[0] = atomic_long_read(&sn->reasm.mem);
+	data[0] = stt_reasm_mem(sn);
 	data[1] = READ_ONCE(stt_reasm_max_mem);
-	data[2] = READ_ONCE(sn->reasm.nqueues);
+	data[2] = stt_reasm_pending(sn);
 	data[3] = READ_ONCE(sn->reasm.chain_max);
 }
 

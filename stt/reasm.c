@@ -5,10 +5,17 @@
  * ID, and chained into one skb through its frag_list without copying.
  *
  * Bounds: a namespace holds at most reasm_max_mem bytes (skb truesize plus
- * bookkeeping) in incomplete frames, evicting the oldest frames first; an
+ * bookkeeping) in incomplete frames, evicting old frames first; an
  * incomplete frame expires after reasm_timeout_ms.  Every segment must
  * agree on the frame length; duplicates are dropped, overlaps kill the
  * frame (a peer that sends them is broken or hostile).
+ *
+ * Scaling: a segment takes only its hash bucket's lock and adds its size to
+ * this CPU's share of the memory count, so receive queues on other CPUs
+ * (RSS spreads flows, and a frame's segments share one flow) reassemble
+ * side by side.  Only near the bound is the count summed over CPUs, and
+ * eviction has no global order to keep: it takes the oldest of a few
+ * buckets' oldest frames.
  */
 
 #include <linux/jhash.h>
@@ -23,6 +30,12 @@
 
 #define STT_REASM_HASH_BITS	10
 #define STT_REASM_HASH_SIZE	BIT(STT_REASM_HASH_BITS)
+/* What a CPU counts locally before it folds into the shared sum: about a
+ * frame's worth, so a steady stream touches the shared line once a frame.
+ */
+#define STT_REASM_MEM_BATCH	(64 * 1024)
+/* Buckets an eviction compares; the oldest of their oldest frames goes. */
+#define STT_REASM_EVICT_SAMPLE	8
 
 struct stt_frag_key {
 	struct in6_addr	saddr;	/* IPv4 addresses use s6_addr32[0] */
@@ -31,6 +44,17 @@ struct stt_frag_key {
 	__be16		sport;
 	__be16		dport;
 	u32		ipv6;
+};
+
+struct stt_reasm_bucket {
+	spinlock_t		lock;	/* everything below */
+	struct hlist_head	chain;
+	struct list_head	lru;	/* this bucket's queues, oldest first */
+	unsigned int		nqueues;
+	/* The oldest queue's expiry, 0 if none: eviction reads it without
+	 * the lock to choose a bucket.
+	 */
+	unsigned long		oldest;
 };
 
 struct stt_frag_queue {
@@ -81,16 +105,40 @@ static u32 stt_frag_hash(const struct stt_reasm *r,
 	       (STT_REASM_HASH_SIZE - 1);
 }
 
-/* Unhash @fq and move its segments to @free.  Lock held. */
-static void stt_fq_kill(struct stt_reasm *r, struct stt_frag_queue *fq,
-			struct sk_buff **free)
+static void stt_mem_add(struct stt_reasm *r, s64 bytes)
+{
+	percpu_counter_add_batch(&r->mem, bytes, STT_REASM_MEM_BATCH);
+}
+
+/* Is the namespace above its bound?  Exact near it, cheap far from it. */
+static bool stt_mem_over(struct stt_reasm *r)
+{
+	return __percpu_counter_compare(&r->mem, READ_ONCE(stt_reasm_max_mem),
+					STT_REASM_MEM_BATCH) > 0;
+}
+
+/* After the bucket's oldest queue changed.  Bucket lock held. */
+static void stt_bucket_update(struct stt_reasm_bucket *b)
+{
+	struct stt_frag_queue *fq;
+
+	fq = list_first_entry_or_null(&b->lru, struct stt_frag_queue, lru);
+	WRITE_ONCE(b->oldest, fq ? fq->expires : 0);
+}
+
+/* Unhash @fq and move its segments to @free.  Bucket lock held. */
+static void stt_fq_kill(struct stt_reasm *r, struct stt_reasm_bucket *b,
+			struct stt_frag_queue *fq, struct sk_buff **free)
 {
 	struct sk_buff *last;
+	bool was_oldest = b->lru.next == &fq->lru;
 
 	hlist_del(&fq->hnode);
 	list_del(&fq->lru);
-	r->nqueues--;
-	atomic_long_sub(fq->mem, &r->mem);
+	b->nqueues--;
+	if (was_oldest)
+		stt_bucket_update(b);
+	stt_mem_add(r, -(s64)fq->mem);
 	if (fq->segs) {
 		last = fq->tail;
 		last->next = *free;
@@ -115,49 +163,107 @@ static void stt_reasm_expire(struct work_struct *work)
 	struct stt_reasm *r = container_of(to_delayed_work(work),
 					   struct stt_reasm, expire_work);
 	struct stt_net *sn = container_of(r, struct stt_net, reasm);
+	unsigned long now = jiffies, next = 0;
 	struct stt_frag_queue *fq, *tmp;
 	struct sk_buff *free = NULL;
-	unsigned long next = 0;
-	unsigned int expired = 0;
+	unsigned int expired = 0, i;
 
-	spin_lock_bh(&r->lock);
-	list_for_each_entry_safe(fq, tmp, &r->lru, lru) {
-		if (time_before(jiffies, fq->expires)) {
-			next = fq->expires;
-			break;
+	for (i = 0; i < STT_REASM_HASH_SIZE; i++) {
+		struct stt_reasm_bucket *b = &r->buckets[i];
+
+		if (!READ_ONCE(b->nqueues))
+			continue;
+		spin_lock_bh(&b->lock);
+		list_for_each_entry_safe(fq, tmp, &b->lru, lru) {
+			if (time_before(now, fq->expires)) {
+				if (!next || time_before(fq->expires, next))
+					next = fq->expires;
+				break;
+			}
+			stt_fq_kill(r, b, fq, &free);
+			expired++;
 		}
-		stt_fq_kill(r, fq, &free);
-		expired++;
+		spin_unlock_bh(&b->lock);
 	}
-	if (next && !r->dead)
+	/* Queues created meanwhile saw this work not pending and queued it
+	 * again; those seen here are waited for.
+	 */
+	if (next)
 		queue_delayed_work(system_power_efficient_wq, &r->expire_work,
 				   max_t(long, next - jiffies, 1));
-	spin_unlock_bh(&r->lock);
 
 	if (expired)
 		stt_ns_add(sn, STT_NS_DROP_REASM_TIMEOUT, expired);
 	stt_free_list(free);
 }
 
-/* Lock held.  Keeps the longest walk seen: what a crafted flood of
+/* Bucket lock held.  Keeps the longest walk seen: what a crafted flood of
  * colliding keys would cost every lookup (ns_reasm_chain_max).
  */
-static struct stt_frag_queue *stt_fq_find(struct stt_reasm *r, u32 h,
+static struct stt_frag_queue *stt_fq_find(struct stt_reasm *r,
+					  struct stt_reasm_bucket *b,
 					  const struct stt_frag_key *k)
 {
 	struct stt_frag_queue *fq, *found = NULL;
 	unsigned int walked = 0;
 
-	hlist_for_each_entry(fq, &r->hash[h], hnode) {
+	hlist_for_each_entry(fq, &b->chain, hnode) {
 		walked++;
 		if (!memcmp(&fq->key, k, sizeof(*k))) {
 			found = fq;
 			break;
 		}
 	}
-	if (walked > r->chain_max)
+	if (walked > READ_ONCE(r->chain_max))
 		WRITE_ONCE(r->chain_max, walked);
 	return found;
+}
+
+/* Evict one incomplete frame, not @self's: the oldest among the oldest
+ * frames of STT_REASM_EVICT_SAMPLE buckets, taken in turn.  A flood's
+ * frames never complete and grow old, while a legitimate frame completes
+ * within a few round trips, so sampling finds the flood's first as the old
+ * global oldest-first list did.  No lock held on entry.  Returns false when
+ * nothing but @self is left.
+ */
+static bool stt_reasm_evict_one(struct stt_reasm *r,
+				const struct stt_frag_key *self,
+				struct sk_buff **free)
+{
+	unsigned int i, start, tried;
+
+	for (tried = 0; tried < STT_REASM_HASH_SIZE;
+	     tried += STT_REASM_EVICT_SAMPLE) {
+		struct stt_reasm_bucket *b, *victim = NULL;
+		unsigned long oldest = 0;
+		struct stt_frag_queue *fq;
+
+		start = READ_ONCE(r->evict_next);
+		WRITE_ONCE(r->evict_next, start + STT_REASM_EVICT_SAMPLE);
+		for (i = 0; i < STT_REASM_EVICT_SAMPLE; i++) {
+			unsigned long e;
+
+			b = &r->buckets[(start + i) & (STT_REASM_HASH_SIZE - 1)];
+			e = READ_ONCE(b->oldest);
+			if (e && (!victim || time_before(e, oldest))) {
+				victim = b;
+				oldest = e;
+			}
+		}
+		if (!victim)
+			continue;
+
+		spin_lock_bh(&victim->lock);
+		list_for_each_entry(fq, &victim->lru, lru) {
+			if (memcmp(&fq->key, self, sizeof(*self))) {
+				stt_fq_kill(r, victim, fq, free);
+				spin_unlock_bh(&victim->lock);
+				return true;
+			}
+		}
+		spin_unlock_bh(&victim->lock);
+	}
+	return false;
 }
 
 /* Chain the sorted segments of a complete frame into one skb.  The frame
@@ -252,13 +358,14 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	struct stt_reasm *r = &sn->reasm;
 	struct sk_buff *free = NULL, *prev, *cur, *frame = NULL;
 	enum stt_ns_stat why = STT_NS_STAT_MAX;
-	unsigned int evicted = 0, cost;
+	unsigned int evicted = 0, charged;
+	struct stt_reasm_bucket *b;
 	struct stt_frag_queue *fq;
 	struct stt_frag_key k;
-	u32 h;
+	bool full = false;
 
 	stt_frag_key_init(skb, &k);
-	h = stt_frag_hash(r, &k);
+	b = &r->buckets[stt_frag_hash(r, &k)];
 	/* Segments hold their outer headers until the frame is built, but
 	 * nothing that pins other state: a socket, a route, or the outer
 	 * conntrack entry conntrack made before the hook stole the segment.
@@ -274,32 +381,33 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		kfree_skb(skb);
 		return NULL;
 	}
-	cost = skb->truesize;
 
-	spin_lock_bh(&r->lock);
-	fq = stt_fq_find(r, h, &k);
-	if (!fq)
-		cost += sizeof(*fq);
-
-	/* Stay within the bound: oldest incomplete frames go first. */
-	while (atomic_long_read(&r->mem) + cost > READ_ONCE(stt_reasm_max_mem)) {
-		struct stt_frag_queue *old;
-
-		old = list_first_entry_or_null(&r->lru, struct stt_frag_queue,
-					       lru);
-		if (!old || old == fq)
+	/* Charge first, as if a new queue were needed, then get back within
+	 * the bound: each segment sees the charges of those in flight on
+	 * other CPUs, and once they are all done the namespace is within it.
+	 */
+	charged = skb->truesize + sizeof(*fq);
+	stt_mem_add(r, charged);
+	while (stt_mem_over(r)) {
+		if (!stt_reasm_evict_one(r, &k, &free)) {
+			full = true;
 			break;
-		stt_fq_kill(r, old, &free);
+		}
 		evicted++;
 	}
-	if (atomic_long_read(&r->mem) + cost > READ_ONCE(stt_reasm_max_mem)) {
+
+	spin_lock_bh(&b->lock);
+	fq = stt_fq_find(r, b, &k);
+	if (full) {
+		/* Nothing else left to evict: this frame cannot complete. */
 		if (fq)
-			stt_fq_kill(r, fq, &free);
+			stt_fq_kill(r, b, fq, &free);
 		why = STT_NS_DROP_REASM_MEM;
 		goto drop;
 	}
-
-	if (!fq) {
+	if (fq) {
+		stt_mem_add(r, -(s64)sizeof(*fq));
+	} else {
 		fq = kzalloc_obj(*fq, GFP_ATOMIC);
 		if (!fq) {
 			why = STT_NS_DROP_NOMEM;
@@ -309,17 +417,23 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		fq->frame_len = STT_SEG_CB(skb)->frame_len;
 		fq->expires = jiffies + stt_reasm_timeout();
 		fq->mem = sizeof(*fq);
-		atomic_long_add(sizeof(*fq), &r->mem);
-		hlist_add_head(&fq->hnode, &r->hash[h]);
-		list_add_tail(&fq->lru, &r->lru);
-		if (!r->nqueues++ && !r->dead)
+		hlist_add_head(&fq->hnode, &b->chain);
+		list_add_tail(&fq->lru, &b->lru);
+		if (!b->nqueues++)
+			stt_bucket_update(b);
+		/* Reads the pending bit only: no shared write per frame. */
+		if (!delayed_work_pending(&r->expire_work))
 			queue_delayed_work(system_power_efficient_wq,
 					   &r->expire_work,
 					   stt_reasm_timeout() + 1);
 	}
+	/* The queue's own size is in fq->mem now; the segment's until it is
+	 * queued or dropped.
+	 */
+	charged = skb->truesize;
 
 	if (STT_SEG_CB(skb)->frame_len != fq->frame_len) {
-		stt_fq_kill(r, fq, &free);
+		stt_fq_kill(r, b, fq, &free);
 		why = STT_NS_DROP_LEN_MISMATCH;
 		goto drop;
 	}
@@ -343,7 +457,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	}
 	if ((prev && STT_SEG_CB(prev)->offset + prev->len > off) ||
 	    (cur && off + len > STT_SEG_CB(cur)->offset)) {
-		stt_fq_kill(r, fq, &free);
+		stt_fq_kill(r, b, fq, &free);
 		why = STT_NS_DROP_OVERLAP;
 		goto drop;
 	}
@@ -358,7 +472,7 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	fq->received += len;
 	fq->nsegs++;
 	fq->mem += skb->truesize;
-	atomic_long_add(skb->truesize, &r->mem);
+	charged = 0;
 	fq->ce |= STT_SEG_CB(skb)->ecn_ce;
 
 	if (fq->received == fq->frame_len) {
@@ -367,8 +481,8 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		*nsegs = fq->nsegs;
 		frame = fq->segs;
 		fq->segs = NULL;
-		stt_fq_kill(r, fq, &free);
-		spin_unlock_bh(&r->lock);
+		stt_fq_kill(r, b, fq, &free);
+		spin_unlock_bh(&b->lock);
 
 		frame = stt_build_frame(frame);
 		/* The head may have arrived on a device since deleted. */
@@ -378,11 +492,12 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		stt_ns_add(sn, STT_NS_REASM_SEGS, *nsegs);
 		goto out;
 	}
-	spin_unlock_bh(&r->lock);
+	spin_unlock_bh(&b->lock);
 	goto out;
 
 drop:
-	spin_unlock_bh(&r->lock);
+	spin_unlock_bh(&b->lock);
+	stt_mem_add(r, -(s64)charged);
 	stt_ns_inc(sn, why);
 	kfree_skb(skb);
 out:
@@ -395,40 +510,76 @@ out:
 int stt_reasm_init(struct stt_net *sn)
 {
 	struct stt_reasm *r = &sn->reasm;
-	int i;
+	int i, err;
 
-	r->hash = kvmalloc_array(STT_REASM_HASH_SIZE, sizeof(*r->hash),
-				 GFP_KERNEL);
-	if (!r->hash)
+	r->buckets = kvmalloc_array(STT_REASM_HASH_SIZE, sizeof(*r->buckets),
+				    GFP_KERNEL);
+	if (!r->buckets)
 		return -ENOMEM;
-	for (i = 0; i < STT_REASM_HASH_SIZE; i++)
-		INIT_HLIST_HEAD(&r->hash[i]);
+	err = percpu_counter_init(&r->mem, 0, GFP_KERNEL);
+	if (err) {
+		kvfree(r->buckets);
+		r->buckets = NULL;
+		return err;
+	}
+	for (i = 0; i < STT_REASM_HASH_SIZE; i++) {
+		struct stt_reasm_bucket *b = &r->buckets[i];
+
+		spin_lock_init(&b->lock);
+		INIT_HLIST_HEAD(&b->chain);
+		INIT_LIST_HEAD(&b->lru);
+		b->nqueues = 0;
+		b->oldest = 0;
+	}
 	r->hash_rnd = get_random_u32();
-	spin_lock_init(&r->lock);
-	INIT_LIST_HEAD(&r->lru);
-	atomic_long_set(&r->mem, 0);
+	r->evict_next = 0;
+	r->chain_max = 0;
 	INIT_DELAYED_WORK(&r->expire_work, stt_reasm_expire);
 	return 0;
 }
 
-/* Namespace exit: the hooks are gone, nothing adds segments any more. */
+/* Namespace exit: the hooks are gone, nothing adds segments any more, so
+ * once the expiry work is cancelled (it may have queued itself again)
+ * nothing else touches the buckets.
+ */
 void stt_reasm_exit(struct stt_net *sn)
 {
 	struct stt_reasm *r = &sn->reasm;
 	struct stt_frag_queue *fq, *tmp;
 	struct sk_buff *free = NULL;
+	int i;
 
-	spin_lock_bh(&r->lock);
-	r->dead = true;
-	spin_unlock_bh(&r->lock);
+	if (!r->buckets)
+		return;
 	cancel_delayed_work_sync(&r->expire_work);
+	for (i = 0; i < STT_REASM_HASH_SIZE; i++) {
+		struct stt_reasm_bucket *b = &r->buckets[i];
 
-	spin_lock_bh(&r->lock);
-	list_for_each_entry_safe(fq, tmp, &r->lru, lru)
-		stt_fq_kill(r, fq, &free);
-	spin_unlock_bh(&r->lock);
+		spin_lock_bh(&b->lock);
+		list_for_each_entry_safe(fq, tmp, &b->lru, lru)
+			stt_fq_kill(r, b, fq, &free);
+		spin_unlock_bh(&b->lock);
+	}
 	stt_free_list(free);
-	kvfree(r->hash);
+	percpu_counter_destroy(&r->mem);
+	kvfree(r->buckets);
+	r->buckets = NULL;
+}
+
+/* ns_reasm_mem_bytes: exact, summed over CPUs. */
+s64 stt_reasm_mem(struct stt_net *sn)
+{
+	return percpu_counter_sum_positive(&sn->reasm.mem);
+}
+
+/* ns_reasm_pending_frames */
+unsigned int stt_reasm_pending(struct stt_net *sn)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < STT_REASM_HASH_SIZE; i++)
+		n += READ_ONCE(sn->reasm.buckets[i].nqueues);
+	return n;
 }
 
 /* A piece of payload in a page, with its own page reference. */

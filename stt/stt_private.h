@@ -8,6 +8,7 @@
 #define _STT_PRIVATE_H
 
 #include <linux/netdevice.h>
+#include <linux/percpu_counter.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -134,16 +135,19 @@ struct stt_port {
 	struct rcu_head		rcu;
 };
 
+struct stt_reasm_bucket;
+
+/* Reassembly state of a namespace.  Nothing in it is written by every
+ * segment but the bucket it hashes to and this CPU's share of @mem, so
+ * receive queues on different CPUs do not contend (reasm.c).
+ */
 struct stt_reasm {
-	spinlock_t		lock;	/* hash, lru, nqueues, dead */
-	struct hlist_head	*hash;	/* STT_REASM_HASH_SIZE buckets */
+	struct stt_reasm_bucket	*buckets;	/* STT_REASM_HASH_SIZE */
 	u32			hash_rnd;	/* jhash seed, random */
-	struct list_head	lru;	/* oldest first */
-	atomic_long_t		mem;	/* truesize held, bytes */
-	unsigned int		nqueues;
+	struct percpu_counter	mem;	/* truesize held, bytes */
+	unsigned int		evict_next;	/* bucket eviction looks at */
 	unsigned int		chain_max;	/* longest hash chain walked */
 	struct delayed_work	expire_work;
-	bool			dead;	/* namespace exiting */
 };
 
 struct stt_net {
@@ -265,6 +269,8 @@ struct stt_seg_cb {
 
 int stt_reasm_init(struct stt_net *sn);
 void stt_reasm_exit(struct stt_net *sn);
+s64 stt_reasm_mem(struct stt_net *sn);
+unsigned int stt_reasm_pending(struct stt_net *sn);
 struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 			      unsigned int *nsegs);
 int stt_fraglist_fit(struct sk_buff *skb);
