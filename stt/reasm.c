@@ -135,7 +135,8 @@ static void stt_fq_kill(struct stt_reasm *r, struct stt_reasm_bucket *b,
 
 	hlist_del(&fq->hnode);
 	list_del(&fq->lru);
-	b->nqueues--;
+	/* Read locklessly by the expiry worker and stt_reasm_pending(). */
+	WRITE_ONCE(b->nqueues, b->nqueues - 1);
 	if (was_oldest)
 		stt_bucket_update(b);
 	stt_mem_add(r, -(s64)fq->mem);
@@ -419,7 +420,8 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		fq->mem = sizeof(*fq);
 		hlist_add_head(&fq->hnode, &b->chain);
 		list_add_tail(&fq->lru, &b->lru);
-		if (!b->nqueues++)
+		WRITE_ONCE(b->nqueues, b->nqueues + 1);
+		if (b->nqueues == 1)
 			stt_bucket_update(b);
 		/* Reads the pending bit only: no shared write per frame. */
 		if (!delayed_work_pending(&r->expire_work))
