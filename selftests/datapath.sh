@@ -424,22 +424,6 @@ vlan()
 
 # ---- wrong key, wrong remote ------------------------------------------------
 
-# icmp_in_echos NS: Icmp InEchos of NS (/proc/net/snmp).
-icmp_in_echos()
-{
-	local line i h=() v=()
-
-	while read -r line; do
-		case $line in
-		"Icmp: In"*) read -ra h <<<"$line" ;;
-		"Icmp: "[0-9]*) read -ra v <<<"$line" ;;
-		esac
-	done < <(ip netns exec "$1" cat /proc/net/snmp)
-	for i in "${!h[@]}"; do
-		[[ ${h[i]} == InEchos ]] && echo "${v[i]}"
-	done
-}
-
 # no_delivery NS_SENDER ADDR DEV [rx|SENDER_ADDR]: pings from NS_SENDER
 # to ADDR (an IPv4 address of DEV in $NSA) get no answer, $NSA counts
 # ns_drop_no_device and receives no echo request; with "rx", DEV receives
@@ -452,13 +436,13 @@ no_delivery()
 
 	dev_stats c0 "$NSA" "$dev"
 	rx0=$(rx_packets "$NSA" "$dev")
-	ie0=$(icmp_in_echos "$NSA")
+	ie0=$(snmp_stat "$NSA" IcmpInEchos)
 	ping_none "$ns" "$addr"
 	check_err $? "ping $addr got answers"
 	dev_stats c1 "$NSA" "$dev"
 	nd=$((c1[ns_drop_no_device] - c0[ns_drop_no_device]))
 	rx=$(($(rx_packets "$NSA" "$dev") - rx0))
-	ie=$(($(icmp_in_echos "$NSA") - ie0))
+	ie=$(($(snmp_stat "$NSA" IcmpInEchos) - ie0))
 	((nd >= 3))
 	check_err $? "ns_drop_no_device grew by $nd, not >= 3"
 	((ie == 0))

@@ -261,7 +261,7 @@ malformed_classes()
 	log_test "malformed segments: each class under its own counter"
 }
 
-udp_stat() { b nstat -asz "Udp$1" | awk -v k="Udp$1" '$1 == k { print $2 }'; }
+udp_stat() { snmp_stat "$NS_B" "Udp$1"; }
 
 # udp_counted N OK0 ERR0: the receiver's UDP has judged N more datagrams.
 udp_counted()

@@ -564,7 +564,7 @@ ovs_log_problems()
 			END { for (i = 1; i <= n; i++)
 				if (msg[i] !~ dropped || bad[mod[i]] ||
 				    seen[mod[i]] == nd[mod[i]])
-					print line[i] }' <(cat <<<"$lines") -
+					print line[i] }' <(printf '%s\n' "$lines") -
 }
 
 # ovs_log_unexpected: ovs_log_problems' filters, standard input to output
@@ -623,6 +623,14 @@ dev_stats()
 }
 
 stat_of() { dev_stat "$NS_B" stt0 "$1"; }
+
+# snmp_stat NS NAME: the SNMP or netstat counter NAME of NS as nstat
+# names it (UdpNoPorts, TcpInCsumErrors, IcmpInEchos), absolute: nstat's
+# history file is neither read nor written.
+snmp_stat()
+{
+	ip netns exec "$1" nstat -asz "$2" | awk -v k="$2" '$1 == k { print $2 }'
+}
 
 # reasm_sampler NS DEV SECONDS FILE: in the background until killed, a
 # line "bytes limit" of DEV's reassembly memory every SECONDS into FILE.

@@ -147,12 +147,6 @@ cc_prepare()
 	check_err $? "cannot add the notrack rule"
 }
 
-tcp_csum_errors()
-{
-	ip netns exec "$1" nstat -asz TcpInCsumErrors |
-		awk '$1 == "TcpInCsumErrors" { print $2 }'
-}
-
 csum_complete()
 {
 	local fam=$1 dev=$2 addr=$3 c0 c1 k0 k1 f0 f1 bad0 bad1 segs0 segs1 sw
@@ -230,7 +224,7 @@ csum_complete_inner()
 
 	k0=$(kprobe_hits)
 	f0=$(hw_csum_failures)
-	e0=$(tcp_csum_errors "$NS_B")
+	e0=$(snmp_stat "$NS_B" TcpInCsumErrors)
 	segs0=$(dev_stat "$NS_B" stt0 ns_rx_segments)
 	fr0=$(dev_stat "$NS_B" stt0 rx_frames_reassembled)
 
@@ -239,7 +233,7 @@ csum_complete_inner()
 
 	k1=$(kprobe_hits)
 	f1=$(hw_csum_failures)
-	e1=$(tcp_csum_errors "$NS_B")
+	e1=$(snmp_stat "$NS_B" TcpInCsumErrors)
 	segs1=$(dev_stat "$NS_B" stt0 ns_rx_segments)
 	fr1=$(dev_stat "$NS_B" stt0 rx_frames_reassembled)
 	a ip link set vA mtu 1500
