@@ -90,7 +90,8 @@ def options(argv):
       ",".join(defs.KNOWN_TESTS))
     a("--offload", metavar="LIST", default=",".join(defs.MODE_ORDER),
       help="one-VM underlay modes: %(default)s (default; bigtcp needs "
-      "Linux 6.3+, skipped before; esp: tso with transport-mode ESP, "
+      "Linux 6.3+, skipped before; nogro: tso with GRO off on the tunnel "
+      "devices; esp: tso with transport-mode ESP, "
       "AES-GCM, between the hosts; espnull: the same with ESP's null "
       "cipher)")
     a("--devices", metavar="LIST", default=D["devices"],

@@ -448,10 +448,11 @@ class Bench:
     def info(self, **fields):
         record("info", **dict(self.common, **fields))
 
-    def offloads_of(self, host):
-        r = host.run(["ethtool", "-k", host.underlay])
-        keep = ("tcp-segmentation-offload", "generic-receive-offload",
-                "tx-udp_tnl-segmentation", "generic-segmentation-offload")
+    def offloads_of(self, host, dev=None, *keep):
+        r = host.run(["ethtool", "-k", dev or host.underlay])
+        keep = keep or ("tcp-segmentation-offload", "generic-receive-offload",
+                        "tx-udp_tnl-segmentation",
+                        "generic-segmentation-offload")
         out = []
         for line in r.stdout.splitlines():
             k, _, v = line.partition(": ")
@@ -628,7 +629,8 @@ class OneVM(Bench):
                   cpu_aes="aes" in flags, **self.mtus(self.a))
 
     def set_mode(self, name):
-        """the wire's offloads, both ends; None if the kernel cannot"""
+        """the wire's offloads and the tunnel devices' GRO, both ends; None
+        if the kernel cannot"""
         m = defs.MODES[name]
         rel = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
         if m.min_kernel and rel < m.min_kernel:
@@ -638,8 +640,15 @@ class OneVM(Bench):
             h.run(["ethtool", "-K", "wire", "tso", onoff[m.tso],
                    "tx-udp_tnl-segmentation", onoff[m.udp_tnl],
                    "tx-udp_tnl-csum-segmentation", onoff[m.udp_tnl]])
+            for t in self.tunnels:
+                if defs.TUNNELS[t].dev:
+                    h.run(["ethtool", "-K", defs.TUNNELS[t].dev, "gro",
+                           onoff[m.tunnel_gro]])
         self.set_esp(m.esp)
         info = {"offload": name, "esp": self.esp_algs()}
+        info["tunnel_gro"] = {t: self.offloads_of(self.a, defs.TUNNELS[t].dev,
+                                                  "generic-receive-offload")
+                              for t in self.tunnels if defs.TUNNELS[t].dev}
         if rel >= (6, 3):
             # BIG TCP (IPv4) on the wire, and on each tunnel device as far
             # as it lets itself: what it refuses is its own size limit
