@@ -44,6 +44,7 @@ ALL_TESTS="
 	transfer_offloads
 	transfer_tso_off
 	transfer_gro_off
+	reasm_consumed
 	cloned_segments
 	mtu_large
 	vlan
@@ -286,6 +287,62 @@ sw_gso_transfer()
 
 transfer_tso_off() { sw_gso_transfer on; }
 transfer_gro_off() { sw_gso_transfer off; }
+
+# Reassembly consumes the segments a frame is built from: freeing them is
+# no drop. Drop monitors (dropwatch, perf on skb:kfree_skb, pwru) report
+# every kfree_skb() as a packet lost, so a transfer through reassembly
+# (sender TSO off, receiver GRO off) must show no kfree_skb() from where
+# a complete frame takes its segments' place (stt_fraglist_fit). Counted
+# with the skb:kfree_skb tracepoint and a stack trace per event. Real
+# drops with STT on the stack (a full backlog under the sender's
+# stt_xmit, an expired frame) may happen on a loaded host: reported,
+# not judged.
+reasm_consumed()
+{
+	local t=/sys/kernel/tracing ev total stt fit frames desc
+	local -A c0 c1
+
+	desc="reassembled segments are consumed, not dropped"
+	ev=$t/events/skb/kfree_skb
+	if [[ ! -w $ev/enable ]]; then
+		log_skip "$desc" "no skb:kfree_skb tracepoint in $t"
+		return
+	fi
+	RET=0
+	topo_shared && offloads off off
+	check_err $? "topology setup failed"
+	if [[ $RET -ne 0 ]]; then
+		log_test "$desc"
+		return
+	fi
+	dev_stats c0 "$NSB" stt4
+	echo stacktrace >"$ev/trigger" && : >"$t/trace" &&
+		echo 1 >"$ev/enable"
+	check_err $? "cannot trace skb:kfree_skb"
+	xfer "$NSB" "$NSA" "$SMALL" 10.4.0.2
+	echo 0 >"$ev/enable"
+	# events in all; with an stt_ frame on the stack; with stt_fraglist_fit
+	read -r total stt fit < <(awk '
+		function done() {
+			if (!ev) return
+			t++; s += (hit > 0); f += (fit > 0)
+		}
+		/ kfree_skb: / { done(); ev = 1; hit = 0; fit = 0; next }
+		/^ => stt_/ { hit = 1 }
+		/^ => stt_fraglist_fit/ { fit = 1 }
+		END { done(); print t + 0, s + 0, f + 0 }
+	' "$t/trace")
+	echo '!stacktrace' >"$ev/trigger"
+	: >"$t/trace"
+	dev_stats c1 "$NSB" stt4
+	frames=$((c1[rx_frames_reassembled] - c0[rx_frames_reassembled]))
+	xfer_check 10.4.0.2
+	((frames > 100))
+	check_err $? "only $frames frames went through reassembly"
+	((fit == 0))
+	check_err $? "$fit kfree_skb() events came from stt_fraglist_fit ($frames frames reassembled)"
+	log_test "$desc" "${XINFO[10.4.0.2]}; $frames frames reassembled; kfree_skb(): $total events, $fit from stt_fraglist_fit, $stt with STT on the stack (figure, not judged)"
+}
 
 # Segments that are clones: a packet socket on the receiver's underlay
 # holds a clone of every one of them until the transfers end, so the
