@@ -743,10 +743,16 @@ int stt_fraglist_fit(struct sk_buff *skb)
 	}
 
 	skb_shinfo(skb)->frag_list = nlist;
-	/* Members may be shared (the frame was a clone): leave their ->next
+	/* The old members are consumed, not dropped: kfree_skb_list() would
+	 * report each to drop monitors (skb:kfree_skb) as a lost packet.
+	 * Members may be shared (the frame was a clone): leave their ->next
 	 * alone, as stt_free_list() would not.
 	 */
-	kfree_skb_list(fl);
+	while (fl) {
+		it = fl->next;
+		consume_skb(fl);
+		fl = it;
+	}
 	skb->data_len = skb->len - skb_headlen(skb);
 	kfree(p);
 	return 1;
