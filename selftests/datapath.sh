@@ -45,6 +45,7 @@ ALL_TESTS="
 	transfer_tso_off
 	transfer_gro_off
 	reasm_consumed
+	reasm_forward
 	cloned_segments
 	mtu_large
 	vlan
@@ -342,6 +343,60 @@ reasm_consumed()
 	((fit == 0))
 	check_err $? "$fit kfree_skb() events came from stt_fraglist_fit ($frames frames reassembled)"
 	log_test "$desc" "${XINFO[10.4.0.2]}; $frames frames reassembled; kfree_skb(): $total events, $fit from stt_fraglist_fit, $stt with STT on the stack (figure, not judged)"
+}
+
+# A reassembled frame forwarded and cut again: B sends to C through A
+# (sender TSO off, A's GRO off: A reassembles every multi-segment frame
+# and reshapes it, its old segments' skbs reused as the new frag_list
+# members), and A routes the inner packets out of vac without TSO or
+# frag_list support, as a real NIC, so skb_segment() cuts each reshaped
+# frame. The data must reach C intact.
+#
+#   B (sender) --STT over vb/va--> A stt4 (reassembly, reshape)
+#       --ip_forward, vac: tso off, tx-scatter-gather-fraglist off--> C
+reasm_forward()
+{
+	local desc="reassembled, reshaped frames forwarded and segmented" tx0 tx1
+	local -A c0 c1
+
+	RET=0
+	topo_shared
+	check_err $? "topology setup failed"
+	if [[ $RET -ne 0 ]]; then
+		log_test "$desc"
+		return
+	fi
+	ip netns exec "$NSB" ethtool -K vb tso off >/dev/null &&
+		ip netns exec "$NSA" ethtool -K va gro off >/dev/null &&
+		ip netns exec "$NSA" ethtool -K vac tso off \
+			tx-scatter-gather-fraglist off >/dev/null &&
+		ip netns exec "$NSA" sysctl -qw net.ipv4.ip_forward=1 &&
+		ip -n "$NSB" route add 198.51.100.0/24 via 10.4.0.1 dev stt4 &&
+		ip -n "$NSC" route add 10.4.0.0/24 via 198.51.100.1 dev vc &&
+		server_start "$NSC"
+	check_err $? "forwarding setup failed"
+	dev_stats c0 "$NSA" stt4
+	tx0=$(ip -n "$NSA" -s -j link show dev vac |
+		sed -E 's/.*"tx":\{"bytes":[0-9]+,"packets":([0-9]+).*/\1/')
+	xfer "$NSC" "$NSB" "$SMALL" 198.51.100.3
+	tx1=$(ip -n "$NSA" -s -j link show dev vac |
+		sed -E 's/.*"tx":\{"bytes":[0-9]+,"packets":([0-9]+).*/\1/')
+	dev_stats c1 "$NSA" stt4
+	servers_stop "$NSC"
+	ip -n "$NSC" route del 10.4.0.0/24
+	ip -n "$NSB" route del 198.51.100.0/24
+	ip netns exec "$NSA" sysctl -qw net.ipv4.ip_forward=0
+	ip netns exec "$NSA" ethtool -K vac tso on \
+		tx-scatter-gather-fraglist on >/dev/null
+	ip netns exec "$NSB" ethtool -K vb tso on >/dev/null
+	xfer_check 198.51.100.3
+	c1[rx_fraglist_reshaped]=$((c1[rx_fraglist_reshaped] - c0[rx_fraglist_reshaped]))
+	((c1[rx_fraglist_reshaped] > 100))
+	check_err $? "A reshaped only ${c1[rx_fraglist_reshaped]} frames"
+	# every forwarded segment at most one inner MSS (1448 bytes)
+	((tx1 - tx0 >= SMALL / 1448))
+	check_err $? "vac sent $((tx1 - tx0)) packets for $SMALL bytes: not segmented"
+	log_test "$desc" "${XINFO[198.51.100.3]}; A: reshaped +${c1[rx_fraglist_reshaped]}, vac sent $((tx1 - tx0)) packets"
 }
 
 # Segments that are clones: a packet socket on the receiver's underlay
