@@ -666,6 +666,32 @@ static unsigned int stt_fill_frags(struct sk_buff *skb, struct stt_piece *p,
 	return placed;
 }
 
+/* Empty a frag_list member whose pieces were gathered, for reuse as a
+ * member of the reshaped frame: an allocation and a free saved per
+ * segment.  Only a member we hold alone: a shared one is on another
+ * owner's chain (its ->next is not ours to write), a clone's shared info
+ * (its frags) is another skb's too.  Nor one whose memory returns to a
+ * page pool or whose pages a zerocopy sender tracks: the pieces it would
+ * get hold plain page references.  Its head stays, and its truesize with
+ * it, until the frame is freed.
+ */
+static bool stt_member_empty(struct sk_buff *m)
+{
+	int j;
+
+	if (skb_shared(m) || skb_cloned(m) || skb_has_frag_list(m) ||
+	    m->pp_recycle || skb_zcopy(m))
+		return false;
+	__skb_pull(m, skb_headlen(m));
+	for (j = 0; j < skb_shinfo(m)->nr_frags; j++)
+		skb_frag_unref(m, j);
+	skb_shinfo(m)->nr_frags = 0;
+	m->len = 0;
+	m->data_len = 0;
+	m->ip_summed = CHECKSUM_NONE;
+	return true;
+}
+
 /* Give an inner GSO frame that spans a frag_list the layout GRO produces
  * and skb_segment() expects: the head holds the headers and exactly one
  * MSS of payload, every frag_list member exactly one MSS (the last one
@@ -678,7 +704,8 @@ int stt_fraglist_fit(struct sk_buff *skb)
 	unsigned int mss = skb_shinfo(skb)->gso_size;
 	unsigned int hdr = skb_transport_offset(skb) + tcp_hdrlen(skb);
 	unsigned int n = 0, i = 0, max, head_want, total, j;
-	struct sk_buff *fl, *it, *nlist = NULL, **tail = &nlist;
+	struct sk_buff *fl, *it, *next, *spare = NULL, *nlist = NULL;
+	struct sk_buff **tail = &nlist;
 	struct stt_piece *p;
 	int err = -ENOMEM;
 
@@ -717,25 +744,55 @@ int stt_fraglist_fit(struct sk_buff *skb)
 		if (stt_gather(it, 0, p, &n))
 			goto err_pieces;
 
-	head_want = mss - (skb_headlen(skb) - hdr);
+	/* Every byte is in the pool now, each piece with its own page
+	 * reference: the old members are emptied for reuse or consumed (not
+	 * dropped: drop monitors would report each as a lost packet), and
+	 * the frame keeps only its head until the new chain is complete.
+	 */
+	skb_shinfo(skb)->frag_list = NULL;
+	for (it = fl; it; it = next) {
+		next = it->next;
+		if (stt_member_empty(it)) {
+			it->next = spare;
+			spare = it;
+		} else {
+			consume_skb(it);
+		}
+	}
 	for (j = 0; j < skb_shinfo(skb)->nr_frags; j++)
 		skb_frag_unref(skb, j);
 	skb_shinfo(skb)->nr_frags = 0;
+	skb->len = skb_headlen(skb);
+	skb->data_len = 0;
+
+	head_want = mss - (skb_headlen(skb) - hdr);
 	if (stt_fill_frags(skb, p, n, &i, head_want) != head_want)
-		goto err_pieces;	/* the head lost its frags: drop it */
+		goto err_list;	/* the frame is no longer whole: drop it */
+	skb->len += head_want;
+	skb->data_len += head_want;
 
 	while (i < n) {
-		struct sk_buff *m = alloc_skb(0, GFP_ATOMIC);
+		struct sk_buff *m = spare;
 		unsigned int got;
 
-		if (!m)
-			goto err_list;
-		got = stt_fill_frags(m, p, n, &i, mss);
+		if (m) {
+			/* its truesize still counts the pages it held */
+			spare = m->next;
+			m->next = NULL;
+			got = stt_fill_frags(m, p, n, &i, mss);
+		} else {
+			m = alloc_skb(0, GFP_ATOMIC);
+			if (!m)
+				goto err_list;
+			got = stt_fill_frags(m, p, n, &i, mss);
+			m->truesize += got;
+		}
 		m->len = got;
 		m->data_len = got;
-		m->truesize += got;
 		*tail = m;
 		tail = &m->next;
+		skb->len += got;
+		skb->data_len += got;
 		if (got < mss && i < n) {
 			err = -E2BIG;	/* more than MAX_SKB_FRAGS pieces */
 			goto err_list;
@@ -743,22 +800,18 @@ int stt_fraglist_fit(struct sk_buff *skb)
 	}
 
 	skb_shinfo(skb)->frag_list = nlist;
-	/* The old members are consumed, not dropped: kfree_skb_list() would
-	 * report each to drop monitors (skb:kfree_skb) as a lost packet.
-	 * Members may be shared (the frame was a clone): leave their ->next
-	 * alone, as stt_free_list() would not.
-	 */
-	while (fl) {
-		it = fl->next;
-		consume_skb(fl);
-		fl = it;
+	while (spare) {
+		it = spare->next;
+		consume_skb(spare);
+		spare = it;
 	}
-	skb->data_len = skb->len - skb_headlen(skb);
 	kfree(p);
 	return 1;
 
 err_list:
-	stt_free_list(nlist);
+	/* nothing left to undo: the frame is dropped with what it holds */
+	skb_shinfo(skb)->frag_list = nlist;
+	stt_free_list(spare);
 err_pieces:
 	while (i < n)
 		put_page(p[i++].page);
