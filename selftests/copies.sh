@@ -8,6 +8,9 @@
 #
 #   - request/response over STT: TCP's clones of small segments fit one
 #     outer segment, so stt_xmit must not copy them (it did, every one);
+#   - a TCP stream: TCP's clones of GSO packets share their head with an
+#     original that keeps only its payload, so stt_xmit may rewrite the
+#     GSO fields without a copy, as UDP tunnels do (it copied every one);
 #   - over transport-mode ESP: the route's transform needs room in front
 #     (dst.header_len); transmit reserves it, so the ESP output path must
 #     not expand the head of what STT sends to make room. (It still copies
@@ -29,6 +32,7 @@ source "$(dirname "$0")/lib.sh"
 
 ALL_TESTS="
 	rr_no_copy
+	stream_no_copy
 	esp_no_expand
 "
 
@@ -121,6 +125,32 @@ rr_no_copy()
 	check_err $? "stt_xmit expanded $n heads for $RR exchanges"
 	log_test "request/response over STT: TCP's clones not copied" \
 		"$n expansions for $((f1 - f0)) frames sent by A (both sides: $RR exchanges)"
+}
+
+# A TCP stream: TCP transmits a clone of every GSO packet and keeps the
+# original (its payload only: skb_header_release()) for retransmission.
+# It fills the shared info's GSO fields itself on every transmission, as
+# a UDP tunnel rewrites them after skb_header_unclone(), so stt_xmit need
+# not copy the head to rewrite them either (it did, every GSO packet).
+stream_no_copy()
+{
+	local n f0 f1 g0 g1
+
+	RET=0
+	f0=$(dev_stat "$NS_A" stt0 tx_frames)
+	g0=$(dev_stat "$NS_A" stt0 tx_frames_gso)
+	: >"$T/trace"
+	xfer "$NS_B" "$NS_A" 10000000 192.168.0.2
+	xfer_check 192.168.0.2
+	n=$(expands_from '^stt_xmit')
+	f1=$(dev_stat "$NS_A" stt0 tx_frames)
+	g1=$(dev_stat "$NS_A" stt0 tx_frames_gso)
+	((g1 - g0 > 50))
+	check_err $? "only $((g1 - g0)) GSO frames sent"
+	((n <= (f1 - f0) / 20))
+	check_err $? "stt_xmit expanded $n heads for $((f1 - f0)) frames ($((g1 - g0)) GSO)"
+	log_test "TCP stream over STT: TCP's GSO clones not copied" \
+		"${XINFO[192.168.0.2]}; $n expansions for $((f1 - f0)) frames sent by A, $((g1 - g0)) of them GSO"
 }
 
 esp_no_expand()
