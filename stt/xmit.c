@@ -253,32 +253,17 @@ static u8 stt_outer_tos(u8 dscp_tos, u8 inner)
 	return (dscp_tos & ~INET_ECN_MASK) | (inner & INET_ECN_MASK);
 }
 
-/* Will the frame's shared info change?  The outer GSO fields replace the
- * inner ones of a GSO packet, or mark a frame longer than one segment.
+/* Make room for the outer headers.  stt_push_headers() rewrites the GSO
+ * fields of the shared info in place, as UDP tunnels do after
+ * skb_header_unclone(): TCP transmits clones whose head it shares only
+ * with an original that keeps its payload alone (skb_header_release())
+ * and refills those fields itself on every transmission, so such a
+ * clone is written as it is.  A head another owner holds whole (a packet
+ * tap's clone, a bridge's flood) is copied first.
  */
-static bool stt_rewrites_shinfo(const struct sk_buff *skb, unsigned int mss)
+static int stt_prepare_skb(struct sk_buff *skb, unsigned int headroom)
 {
-	return skb_is_gso(skb) || skb->len + STT_HLEN > mss;
-}
-
-/* Make room for the outer headers, and own the shared info where we
- * rewrite it: TCP transmits clones whose gso_size it still needs for
- * retransmission.  A frame that fits one segment and was no GSO packet
- * leaves the shared info alone, so TCP's clones (whose headers are their
- * own) cost nothing: the common case of ACKs and request/response.
- */
-static int stt_prepare_skb(struct sk_buff *skb, unsigned int headroom,
-			   unsigned int mss)
-{
-	int delta;
-
-	if (!stt_rewrites_shinfo(skb, mss))
-		return skb_cow_head(skb, headroom);
-	delta = headroom > skb_headroom(skb) ? headroom - skb_headroom(skb) : 0;
-	if (skb_cloned(skb) || delta)
-		return pskb_expand_head(skb, ALIGN(delta, NET_SKB_PAD), 0,
-					GFP_ATOMIC);
-	return 0;
+	return skb_cow_head(skb, headroom);
 }
 
 static int stt_route_error(struct stt_dev *stt, int err)
@@ -359,7 +344,7 @@ static void stt_push_headers(struct sk_buff *skb,
 		skb_shinfo(skb)->gso_size = mss;
 		skb_shinfo(skb)->gso_segs = DIV_ROUND_UP(frame_len, mss);
 	} else if (skb_is_gso(skb)) {
-		/* shared info is ours (stt_prepare_skb) */
+		/* shared info is writable (stt_prepare_skb) */
 		skb_shinfo(skb)->gso_type = 0;
 		skb_shinfo(skb)->gso_size = 0;
 		skb_shinfo(skb)->gso_segs = 0;
@@ -447,7 +432,7 @@ static int stt_xmit4(struct stt_dev *stt, struct sk_buff *skb,
 	mss = dst_mtu(&rt->dst) - sizeof(*iph) - sizeof(struct tcphdr);
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(rt->dst.dev) +
 			      rt->dst.header_len + sizeof(*iph) +
-			      STT_ENCAP_HLEN, mss);
+			      STT_ENCAP_HLEN);
 	if (err)
 		goto err_rt;
 
@@ -543,7 +528,7 @@ static int stt_xmit6(struct stt_dev *stt, struct sk_buff *skb,
 	mss = dst_mtu(dst) - sizeof(*ip6h) - sizeof(struct tcphdr);
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(dst->dev) +
 			      dst->header_len + sizeof(*ip6h) +
-			      STT_ENCAP_HLEN, mss);
+			      STT_ENCAP_HLEN);
 	if (err)
 		goto err_dst;
 
