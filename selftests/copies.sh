@@ -10,7 +10,9 @@
 #     outer segment, so stt_xmit must not copy them (it did, every one);
 #   - a TCP stream: TCP's clones of GSO packets share their head with an
 #     original that keeps only its payload, so stt_xmit may rewrite the
-#     GSO fields without a copy, as UDP tunnels do (it copied every one);
+#     GSO fields without a copy, as UDP tunnels do (it copied every one),
+#     and neither may the receiver, to which veth hands the same clone
+#     (it copied every one once transmit stopped doing so);
 #   - over transport-mode ESP: the route's transform needs room in front
 #     (dst.header_len); transmit reserves it, so the ESP output path must
 #     not expand the head of what STT sends to make room. (It still copies
@@ -132,9 +134,11 @@ rr_no_copy()
 # It fills the shared info's GSO fields itself on every transmission, as
 # a UDP tunnel rewrites them after skb_header_unclone(), so stt_xmit need
 # not copy the head to rewrite them either (it did, every GSO packet).
+# veth delivers that very clone to B, whose receive path rewrites the
+# GSO fields for the inner frame: no copy there either.
 stream_no_copy()
 {
-	local n f0 f1 g0 g1
+	local n rx f0 f1 g0 g1
 
 	RET=0
 	f0=$(dev_stat "$NS_A" stt0 tx_frames)
@@ -143,14 +147,17 @@ stream_no_copy()
 	xfer "$NS_B" "$NS_A" 10000000 192.168.0.2
 	xfer_check 192.168.0.2
 	n=$(expands_from '^stt_xmit')
+	rx=$(expands_from '^stt_rcv')
 	f1=$(dev_stat "$NS_A" stt0 tx_frames)
 	g1=$(dev_stat "$NS_A" stt0 tx_frames_gso)
 	((g1 - g0 > 50))
 	check_err $? "only $((g1 - g0)) GSO frames sent"
 	((n <= (f1 - f0) / 20))
 	check_err $? "stt_xmit expanded $n heads for $((f1 - f0)) frames ($((g1 - g0)) GSO)"
+	((rx <= (f1 - f0) / 20))
+	check_err $? "the receive path expanded $rx heads for $((f1 - f0)) frames ($((g1 - g0)) GSO)"
 	log_test "TCP stream over STT: TCP's GSO clones not copied" \
-		"${XINFO[192.168.0.2]}; $n expansions for $((f1 - f0)) frames sent by A, $((g1 - g0)) of them GSO"
+		"${XINFO[192.168.0.2]}; $n expansions in transmit, $rx in receive, for $((f1 - f0)) frames sent by A, $((g1 - g0)) of them GSO"
 }
 
 esp_no_expand()
