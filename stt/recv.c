@@ -209,9 +209,13 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 		o.tos |= INET_ECN_CE;
 
 	/* No longer a TCP packet: whatever GRO or the sender set up for the
-	 * outer segments does not describe the inner frame.
+	 * outer segments does not describe the inner frame.  A frame that
+	 * shares its head with another owner is copied first, unless that
+	 * owner keeps only its payload (skb_header_release()): a sending
+	 * TCP on this host (veth), which refills these fields itself on
+	 * every transmission, as stt_prepare_skb() relies on too.
 	 */
-	if (skb_unclone(skb, GFP_ATOMIC)) {
+	if (skb_header_unclone(skb, GFP_ATOMIC)) {
 		why = STT_NS_DROP_NOMEM;
 		goto drop;
 	}
