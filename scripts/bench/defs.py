@@ -115,10 +115,10 @@ class Mode:
 MODES = {m.name: m for m in (
     Mode("full", "full offloads (TSO + UDP-tunnel segmentation)", True, True),
     Mode("tso", "TSO without UDP-tunnel segmentation", True, False),
-    # On this veth path a UDP tunnel's frame the wire carries whole (a
-    # request, a response, an ACK) arrives as TCP's own clone, which
-    # gro_cells_receive() hands to netif_rx(); STT unclones every frame to
-    # rewrite its GSO fields, so each goes through its GRO cell. A real
+    # On this veth path a frame the wire carries whole (a request, a
+    # response, an ACK) arrives as TCP's own clone, which
+    # gro_cells_receive() hands to netif_rx(); STT copied every frame's
+    # head before c156c22, so each went through its GRO cell. A real
     # NIC's receive buffers are no clones. GRO off on every tunnel device
     # sends every tunnel's inner frames to netif_rx(): like for like.
     Mode("nogro", "TSO without UDP-tunnel segmentation, GRO off on every "
