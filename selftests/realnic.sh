@@ -57,6 +57,9 @@ cleanup()
 		echo 0 >"$TRACEFS/events/stt_realnic/enable" 2>/dev/null
 		echo "-:stt_realnic/csum_sw" >>"$TRACEFS/kprobe_events" 2>/dev/null
 		echo "-:stt_realnic/gro" >>"$TRACEFS/kprobe_events" 2>/dev/null
+		# kprobe_setup turned the ring buffer off: a later script
+		# that traces in the same guest needs it on (the default)
+		echo 1 >"$TRACEFS/tracing_on" 2>/dev/null
 	fi
 	[[ -d /sys/module/stt_csum_complete ]] && rmmod stt_csum_complete
 	rm -rf "$TMP"
