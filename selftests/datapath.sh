@@ -169,13 +169,13 @@ offloads()
 
 # ---- measuring --------------------------------------------------------------
 
-# rx_packets NS DEV
-rx_packets()
+# link_packets NS DEV rx|tx: DEV's packet count in that direction
+link_packets()
 {
 	local out
 
 	out=$(ip -n "$1" -s -j link show dev "$2")
-	[[ $out =~ \"rx\":\{\"bytes\":[0-9]+,\"packets\":([0-9]+) ]] &&
+	[[ $out =~ \"$3\":\{\"bytes\":[0-9]+,\"packets\":([0-9]+) ]] &&
 		echo "${BASH_REMATCH[1]}"
 }
 
@@ -376,11 +376,9 @@ reasm_forward()
 		server_start "$NSC"
 	check_err $? "forwarding setup failed"
 	dev_stats c0 "$NSA" stt4
-	tx0=$(ip -n "$NSA" -s -j link show dev vac |
-		sed -E 's/.*"tx":\{"bytes":[0-9]+,"packets":([0-9]+).*/\1/')
+	tx0=$(link_packets "$NSA" vac tx)
 	xfer "$NSC" "$NSB" "$SMALL" 198.51.100.3
-	tx1=$(ip -n "$NSA" -s -j link show dev vac |
-		sed -E 's/.*"tx":\{"bytes":[0-9]+,"packets":([0-9]+).*/\1/')
+	tx1=$(link_packets "$NSA" vac tx)
 	dev_stats c1 "$NSA" stt4
 	servers_stop "$NSC"
 	ip -n "$NSC" route del 10.4.0.0/24
@@ -547,13 +545,13 @@ no_delivery()
 	local -A c0 c1
 
 	dev_stats c0 "$NSA" "$dev"
-	rx0=$(rx_packets "$NSA" "$dev")
+	rx0=$(link_packets "$NSA" "$dev" rx)
 	ie0=$(snmp_stat "$NSA" IcmpInEchos)
 	ping_none "$ns" "$addr"
 	check_err $? "ping $addr got answers"
 	dev_stats c1 "$NSA" "$dev"
 	nd=$((c1[ns_drop_no_device] - c0[ns_drop_no_device]))
-	rx=$(($(rx_packets "$NSA" "$dev") - rx0))
+	rx=$(($(link_packets "$NSA" "$dev" rx) - rx0))
 	ie=$(($(snmp_stat "$NSA" IcmpInEchos) - ie0))
 	((nd >= 3))
 	check_err $? "ns_drop_no_device grew by $nd, not >= 3"
