@@ -135,6 +135,24 @@ class Host:
         if r.returncode:
             raise Fail("ip -batch: " + r.stdout.strip()[:300])
 
+    def tcp_counters(self):
+        """{"TcpExt.TCPRcvCoalesce": n, ...}: /proc/net/snmp's Tcp and
+        /proc/net/netstat's TcpExt lines of this namespace; they tell why
+        one tunnel's stream differs from another's (coalescing, collapse,
+        pruning, delayed ACKs), which throughput alone cannot"""
+        r = self.run(["cat", "/proc/net/snmp", "/proc/net/netstat"])
+        out = {}
+        rows = [ln.split() for ln in r.stdout.splitlines()]
+        # each group is a line of names, then a line of values
+        for names, vals in zip(rows, rows[1:]):
+            if (not names or names[0] not in ("Tcp:", "TcpExt:")
+                    or not vals or vals[0] != names[0]
+                    or not vals[1:] or not vals[1].lstrip("-").isdigit()):
+                continue
+            for k, v in zip(names[1:], vals[1:]):
+                out[names[0][:-1] + "." + k] = int(v)
+        return out
+
     def link_stats(self):
         """{dev: {tx_packets, tx_bytes, rx_packets, rx_bytes}}"""
         r = run(self.ipn + ["-s", "-j", "link", "show"])
@@ -347,6 +365,7 @@ class Bench:
         self.common = {"target": plan.get("target"),
                        "kernel": os.uname().release}
         self.agent = None       # pair: guest b's address
+        self.rcv = None         # one VM: the receiving namespace's Host
         self.mode = None
         self.esp = ""           # one VM: ESP between the hosts (defs.Mode)
 
@@ -358,6 +377,19 @@ class Bench:
             return None
         line = self.ask("stat")
         return cpu_snap(line) if line.startswith("cpu") else None
+
+    def tcp_both(self):
+        """(sender's, receiver's) TCP counters: the receiver is the other
+        namespace in one VM, guest b's agent between guests"""
+        rcv = None
+        if self.rcv:
+            rcv = self.rcv.tcp_counters()
+        elif self.agent:
+            try:
+                rcv = json.loads(self.ask("tcp"))
+            except ValueError:
+                pass
+        return self.snd.tcp_counters(), rcv
 
     def ask(self, cmd, timeout=600):
         with socket.create_connection((self.agent, AGENT_PORT),
@@ -374,6 +406,7 @@ class Bench:
         dev = self.snd.dev(tunnel)
         s0 = self.snd.link_stats().get(dev, {})
         e0 = self.esp_packets(self.snd) if self.esp else None
+        t0 = self.tcp_both()
         c0, r0 = self.cpu_local(), self.cpu_remote()
         w0 = time.monotonic()
         res = self.tools.run(ip, test)
@@ -381,6 +414,7 @@ class Bench:
         c1, r1 = self.cpu_local(), self.cpu_remote()
         s1 = self.snd.link_stats().get(dev, {})
         e1 = self.esp_packets(self.snd) if self.esp else None
+        t1 = self.tcp_both()
         rec = dict(self.common, scenario=scenario, offload=self.mode,
                    tunnel=tunnel, test=test, rep=rep,
                    duration=self.plan["duration"], wall=round(wall, 2),
@@ -397,6 +431,12 @@ class Bench:
         for k in ("tx_packets", "tx_bytes"):
             if s0.get(k) is not None and s1.get(k) is not None:
                 rec["dev_" + k] = s1[k] - s0[k]
+        # only what moved: the rest is noise in raw.jsonl
+        for key, a, b in (("tcp_snd", t0[0], t1[0]),
+                          ("tcp_rcv", t0[1], t1[1])):
+            if a and b:
+                rec[key] = {k: b[k] - a[k] for k in b
+                            if k in a and b[k] != a[k]}
         if self.esp:
             # what went through the sender's SA: a figure over ESP only
             # if something did
@@ -980,6 +1020,8 @@ class PairB:
                 cmd = f.readline().strip()
                 if cmd == "stat":
                     f.write(stat_line())
+                elif cmd == "tcp":
+                    f.write(json.dumps(host.tcp_counters()) + "\n")
                 elif cmd == "ncpu":
                     f.write("%d\n" % NCPU)
                 elif cmd == "sttstats":

@@ -1029,6 +1029,38 @@ def goals(res, tgt, netns):
     return out
 
 
+def tcp_counts(r):
+    """(retransmitted share of the sender's segments, receiver's segments
+    (ACKs) per MB delivered) of one stream measurement, from the TCP
+    counter deltas guest.py records; None where they are missing"""
+    snd, rcv = r.get("tcp_snd"), r.get("tcp_rcv")
+    if r.get("metric") != "gbps" or not r.get("value") or not snd:
+        return None, None
+    mb = r["value"] * 1e3 / 8 * r["duration"]
+    out = snd.get("Tcp.OutSegs")
+    rtx = snd.get("Tcp.RetransSegs", 0) / out if out else None
+    acks = rcv.get("Tcp.OutSegs", 0) / mb if rcv else None
+    return rtx, acks
+
+
+def tcp_reason(g, b, base):
+    """what TCP itself did differently: losses (retransmissions) and the
+    receiver's ACK rate, each of which costs a saturated vCPU work that
+    no tunnel's run did not do"""
+    cg = [tcp_counts(r) for r in g.recs]
+    cb = [tcp_counts(r) for r in b.recs]
+    parts = []
+    rg, rb = med(c[0] for c in cg), med(c[0] for c in cb)
+    if rg is not None and rb is not None:
+        parts.append("sender retransmitted %.2f%% of its segments against "
+                     "%s's %.2f%%" % (100 * rg, base, 100 * rb))
+    ag, ab = med(c[1] for c in cg), med(c[1] for c in cb)
+    if ag is not None and ab:
+        parts.append("receiver sent %.1f segments (ACKs) per MB against "
+                     "%s's %.1f (%.2fx)" % (ag, base, ab, ag / ab))
+    return "; ".join(parts)
+
+
 def miss_reason(res, tgt, gl, g, b):
     """the measured account of a miss: the cost behind the figure"""
     parts = []
@@ -1049,6 +1081,9 @@ def miss_reason(res, tgt, gl, g, b):
             parts.append("the %s CPU was saturated (%.0f%%), so the figure "
                          "is the inverse of its cost" % (
                              "sender's" if pair else "guest's", busy))
+        tr = tcp_reason(g, b, gl.base)
+        if tr:
+            parts.append(tr)
     else:
         parts.append("STT %.1f against %s's %.1f" % (
             g.fig(gl.figure)["median"], gl.base, b.fig(gl.figure)["median"]))
