@@ -153,6 +153,40 @@ class Host:
                 out[names[0][:-1] + "." + k] = int(v)
         return out
 
+    def drop_counters(self):
+        """{"link.eth0.rx_dropped": n, "qdisc.eth0.fq_codel.drops": n,
+        "softnet.dropped": n, ...}: every place between two TCPs that
+        drops without telling them. softnet_stat is the kernel's, not the
+        namespace's: in one VM both hosts read the same figure"""
+        out = {}
+        r = run(self.ipn + ["-s", "-j", "link", "show"])
+        try:
+            for d in json.loads(r.stdout):
+                s = d.get("stats64", {})
+                for way in ("rx", "tx"):
+                    for k in ("dropped", "errors", "missed", "over_errors"):
+                        if k in s.get(way, {}):
+                            out["link.%s.%s_%s" % (d["ifname"], way, k)] = \
+                                s[way][k]
+        except (ValueError, KeyError):
+            pass
+        r = self.run(["tc", "-s", "-j", "qdisc", "show"])
+        try:
+            for q in json.loads(r.stdout or "[]"):
+                out["qdisc.%s.%s.%s.drops" % (q.get("dev"), q.get("kind"),
+                                              q.get("handle"))] = \
+                    q.get("drops", 0)
+        except (ValueError, KeyError):
+            pass
+        try:
+            with open("/proc/net/softnet_stat") as f:
+                rows = [ln.split() for ln in f]
+            out["softnet.dropped"] = sum(int(c[1], 16) for c in rows)
+            out["softnet.time_squeeze"] = sum(int(c[2], 16) for c in rows)
+        except (OSError, IndexError, ValueError):
+            pass
+        return out
+
     def link_stats(self):
         """{dev: {tx_packets, tx_bytes, rx_packets, rx_bytes}}"""
         r = run(self.ipn + ["-s", "-j", "link", "show"])
@@ -378,18 +412,20 @@ class Bench:
         line = self.ask("stat")
         return cpu_snap(line) if line.startswith("cpu") else None
 
-    def tcp_both(self):
-        """(sender's, receiver's) TCP counters: the receiver is the other
-        namespace in one VM, guest b's agent between guests"""
+    def counters_both(self):
+        """(sender's, receiver's) TCP and drop counters, one dict each: the
+        receiver is the other namespace in one VM, guest b's agent between
+        guests"""
         rcv = None
         if self.rcv:
-            rcv = self.rcv.tcp_counters()
+            rcv = dict(self.rcv.tcp_counters(), **self.rcv.drop_counters())
         elif self.agent:
             try:
-                rcv = json.loads(self.ask("tcp"))
+                rcv = json.loads(self.ask("counters"))
             except ValueError:
                 pass
-        return self.snd.tcp_counters(), rcv
+        return dict(self.snd.tcp_counters(),
+                    **self.snd.drop_counters()), rcv
 
     def ask(self, cmd, timeout=600):
         with socket.create_connection((self.agent, AGENT_PORT),
@@ -406,7 +442,7 @@ class Bench:
         dev = self.snd.dev(tunnel)
         s0 = self.snd.link_stats().get(dev, {})
         e0 = self.esp_packets(self.snd) if self.esp else None
-        t0 = self.tcp_both()
+        t0 = self.counters_both()
         c0, r0 = self.cpu_local(), self.cpu_remote()
         w0 = time.monotonic()
         res = self.tools.run(ip, test)
@@ -414,7 +450,7 @@ class Bench:
         c1, r1 = self.cpu_local(), self.cpu_remote()
         s1 = self.snd.link_stats().get(dev, {})
         e1 = self.esp_packets(self.snd) if self.esp else None
-        t1 = self.tcp_both()
+        t1 = self.counters_both()
         rec = dict(self.common, scenario=scenario, offload=self.mode,
                    tunnel=tunnel, test=test, rep=rep,
                    duration=self.plan["duration"], wall=round(wall, 2),
@@ -432,8 +468,8 @@ class Bench:
             if s0.get(k) is not None and s1.get(k) is not None:
                 rec["dev_" + k] = s1[k] - s0[k]
         # only what moved: the rest is noise in raw.jsonl
-        for key, a, b in (("tcp_snd", t0[0], t1[0]),
-                          ("tcp_rcv", t0[1], t1[1])):
+        for key, a, b in (("snd_counters", t0[0], t1[0]),
+                          ("rcv_counters", t0[1], t1[1])):
             if a and b:
                 rec[key] = {k: b[k] - a[k] for k in b
                             if k in a and b[k] != a[k]}
@@ -1020,8 +1056,9 @@ class PairB:
                 cmd = f.readline().strip()
                 if cmd == "stat":
                     f.write(stat_line())
-                elif cmd == "tcp":
-                    f.write(json.dumps(host.tcp_counters()) + "\n")
+                elif cmd == "counters":
+                    f.write(json.dumps(dict(host.tcp_counters(),
+                                            **host.drop_counters())) + "\n")
                 elif cmd == "ncpu":
                     f.write("%d\n" % NCPU)
                 elif cmd == "sttstats":

@@ -1033,7 +1033,7 @@ def tcp_counts(r):
     """(retransmitted share of the sender's segments, receiver's segments
     (ACKs) per MB delivered) of one stream measurement, from the TCP
     counter deltas guest.py records; None where they are missing"""
-    snd, rcv = r.get("tcp_snd"), r.get("tcp_rcv")
+    snd, rcv = r.get("snd_counters"), r.get("rcv_counters")
     if r.get("metric") != "gbps" or not r.get("value") or not snd:
         return None, None
     mb = r["value"] * 1e3 / 8 * r["duration"]
@@ -1058,6 +1058,19 @@ def tcp_reason(g, b, base):
     if ag is not None and ab:
         parts.append("receiver sent %.1f segments (ACKs) per MB against "
                      "%s's %.1f (%.2fx)" % (ag, base, ab, ag / ab))
+    for side, who in (("snd_counters", "sender"),
+                      ("rcv_counters", "receiver")):
+        where = {}
+        for r in g.recs:
+            for k, v in (r.get(side) or {}).items():
+                if v > 0 and (k.split(".")[0] in ("link", "qdisc") or
+                              k == "softnet.dropped"):
+                    where[k] = where.get(k, 0) + v
+        if where:
+            parts.append("%s dropped %s over %d repetitions" % (
+                who, ", ".join("%d at %s" % (v, k)
+                               for k, v in sorted(where.items())),
+                len(g.recs)))
     return "; ".join(parts)
 
 
