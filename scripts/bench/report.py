@@ -1046,7 +1046,7 @@ def tcp_counts(r):
 def tcp_reason(g, b, base):
     """what TCP itself did differently: losses (retransmissions) and the
     receiver's ACK rate, each of which costs a saturated vCPU work that
-    no tunnel's run did not do"""
+    the base's run may not have done, and what the hosts dropped"""
     cg = [tcp_counts(r) for r in g.recs]
     cb = [tcp_counts(r) for r in b.recs]
     parts = []
@@ -1067,7 +1067,7 @@ def tcp_reason(g, b, base):
                               k == "softnet.dropped"):
                     where[k] = where.get(k, 0) + v
         if where:
-            parts.append("%s dropped %s over %d repetitions" % (
+            parts.append("%s counted %s over %d repetitions" % (
                 who, ", ".join("%d at %s" % (v, k)
                                for k, v in sorted(where.items())),
                 len(g.recs)))
