@@ -153,29 +153,34 @@ class Host:
                 out[names[0][:-1] + "." + k] = int(v)
         return out
 
-    def drop_counters(self):
+    def drop_counters(self, tunnel):
         """{"link.eth0.rx_dropped": n, "qdisc.eth0.fq_codel.drops": n,
-        "softnet.dropped": n, ...}: every place between two TCPs that
-        drops without telling them. softnet_stat is the kernel's, not the
-        namespace's: in one VM both hosts read the same figure"""
+        "softnet.dropped": n, ...} of the underlay and TUNNEL's device:
+        the places between two TCPs that drop without telling them.
+        softnet_stat is the kernel's, not the namespace's: in one VM both
+        hosts read the same figure"""
         out = {}
-        r = run(self.ipn + ["-s", "-j", "link", "show"])
+        devs = {self.underlay, self.dev(tunnel)}
         try:
-            for d in json.loads(r.stdout):
+            for dev in devs:
+                r = run(self.ipn + ["-s", "-j", "link", "show", "dev", dev])
+                d = json.loads(r.stdout)[0]
                 s = d.get("stats64", {})
                 for way in ("rx", "tx"):
                     for k in ("dropped", "errors", "missed", "over_errors"):
                         if k in s.get(way, {}):
                             out["link.%s.%s_%s" % (d["ifname"], way, k)] = \
                                 s[way][k]
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, IndexError):
             pass
-        r = self.run(["tc", "-s", "-j", "qdisc", "show"])
         try:
-            for q in json.loads(r.stdout or "[]"):
-                out["qdisc.%s.%s.%s.drops" % (q.get("dev"), q.get("kind"),
-                                              q.get("handle"))] = \
-                    q.get("drops", 0)
+            for dev in devs:
+                for q in json.loads(self.run(
+                        ["tc", "-s", "-j", "qdisc", "show", "dev",
+                         dev]).stdout or "[]"):
+                    out["qdisc.%s.%s.%s.drops" % (
+                        dev, q.get("kind"), q.get("handle"))] = \
+                        q.get("drops", 0)
         except (ValueError, KeyError):
             pass
         try:
@@ -412,20 +417,21 @@ class Bench:
         line = self.ask("stat")
         return cpu_snap(line) if line.startswith("cpu") else None
 
-    def counters_both(self):
+    def counters_both(self, tunnel):
         """(sender's, receiver's) TCP and drop counters, one dict each: the
         receiver is the other namespace in one VM, guest b's agent between
         guests"""
         rcv = None
         if self.rcv:
-            rcv = dict(self.rcv.tcp_counters(), **self.rcv.drop_counters())
+            rcv = dict(self.rcv.tcp_counters(),
+                       **self.rcv.drop_counters(tunnel))
         elif self.agent:
             try:
-                rcv = json.loads(self.ask("counters"))
+                rcv = json.loads(self.ask("counters " + tunnel))
             except ValueError:
                 pass
         return dict(self.snd.tcp_counters(),
-                    **self.snd.drop_counters()), rcv
+                    **self.snd.drop_counters(tunnel)), rcv
 
     def ask(self, cmd, timeout=600):
         with socket.create_connection((self.agent, AGENT_PORT),
@@ -442,7 +448,7 @@ class Bench:
         dev = self.snd.dev(tunnel)
         s0 = self.snd.link_stats().get(dev, {})
         e0 = self.esp_packets(self.snd) if self.esp else None
-        t0 = self.counters_both()
+        t0 = self.counters_both(tunnel)
         c0, r0 = self.cpu_local(), self.cpu_remote()
         w0 = time.monotonic()
         res = self.tools.run(ip, test)
@@ -450,7 +456,7 @@ class Bench:
         c1, r1 = self.cpu_local(), self.cpu_remote()
         s1 = self.snd.link_stats().get(dev, {})
         e1 = self.esp_packets(self.snd) if self.esp else None
-        t1 = self.counters_both()
+        t1 = self.counters_both(tunnel)
         rec = dict(self.common, scenario=scenario, offload=self.mode,
                    tunnel=tunnel, test=test, rep=rep,
                    duration=self.plan["duration"], wall=round(wall, 2),
@@ -1056,9 +1062,11 @@ class PairB:
                 cmd = f.readline().strip()
                 if cmd == "stat":
                     f.write(stat_line())
-                elif cmd == "counters":
-                    f.write(json.dumps(dict(host.tcp_counters(),
-                                            **host.drop_counters())) + "\n")
+                elif cmd.startswith("counters ") and \
+                        cmd[9:] in defs.TUNNELS:
+                    f.write(json.dumps(dict(
+                        host.tcp_counters(),
+                        **host.drop_counters(cmd[9:]))) + "\n")
                 elif cmd == "ncpu":
                     f.write("%d\n" % NCPU)
                 elif cmd == "sttstats":
