@@ -1063,7 +1063,7 @@ def tcp_reason(g, b, base):
         where = {}
         for r in g.recs:
             for k, v in (r.get(side) or {}).items():
-                if v > 0 and (k.split(".")[0] in ("link", "qdisc") or
+                if v > 0 and (k.startswith("link.") or
                               k == "softnet.dropped"):
                     where[k] = where.get(k, 0) + v
         if where:
