@@ -118,6 +118,7 @@ class Host:
         self.underlay = underlay
         self.prefix = ["ip", "netns", "exec", ns] if ns else []
         self.ipn = ["ip", "-n", ns] if ns else ["ip"]
+        self.anchor = None      # a process in ns, for proc_net()
 
     def run(self, cmd, **kw):
         return run(self.prefix + cmd, **kw)
@@ -141,7 +142,7 @@ class Host:
         (under TCG each ip or tc run costs a tenth of a second or more)"""
         if not self.ns:
             return "/proc/self/net"
-        if getattr(self, "anchor", None) is None:
+        if self.anchor is None:
             # ip netns exec enters the namespace, then execs sleep
             self.anchor = self.popen(["sleep", "infinity"])
             for _ in range(100):
@@ -153,6 +154,14 @@ class Host:
                     pass
                 time.sleep(0.01)
         return "/proc/%d/net" % self.anchor.pid
+
+    def close(self):
+        """let the namespace go: the anchor would keep it, its devices
+        and its tunnels alive after ip netns del"""
+        if self.anchor is not None:
+            self.anchor.kill()
+            self.anchor.wait()
+            self.anchor = None
 
     def counters(self, tunnel):
         """{"TcpExt.TCPRcvCoalesce": n, "link.eth0.rx_dropped": n,
@@ -684,6 +693,8 @@ class OneVM(Bench):
                           stt_stats_b=self.b.ethtool_stats("stt0"))
                 for p in self.servers:
                     p.kill()
+                self.a.close()
+                self.b.close()
                 run(["ip", "netns", "del", "a"])
                 run(["ip", "netns", "del", "b"])
 
