@@ -66,7 +66,7 @@ transfer()
 
 fuzz_segments()
 {
-	local out start secs max=0 m lim seen0 seen1 pending rc
+	local out start secs seen0 seen1 pending rc
 
 	RET=0
 	if [[ ! -x "$SEND" ]]; then
@@ -92,11 +92,7 @@ fuzz_segments()
 	wait "$SAMPLER" 2>/dev/null
 	SAMPLER=
 
-	while read -r m lim; do
-		[[ -z "$m" ]] && continue
-		((m > max)) && max=$m
-		((m <= lim)) || check_err 1 "ns_reasm_mem_bytes $m > limit $lim"
-	done <"$TMP/samples"
+	reasm_samples_check "$TMP/samples"
 	# Segments that are not STT to the hook (mutated ports, headers)
 	# never reach it; most do.
 	((seen1 - seen0 >= COUNT / 2))
@@ -108,13 +104,13 @@ fuzz_segments()
 	check_err $? "reassembly did not drain: $pending frames, $(stat_of ns_reasm_mem_bytes) bytes"
 	transfer
 	check_err $? "transfer after the fuzzing failed: $XFER_INFO"
-	log_info "stt_send: $(tail -n 1 <<<"$out"); hook saw $((seen1 - seen0)) segments in ${secs}s; max ns_reasm_mem_bytes $max"
+	log_info "stt_send: $(tail -n 1 <<<"$out"); hook saw $((seen1 - seen0)) segments in ${secs}s; max ns_reasm_mem_bytes $REASM_MAX"
 	log_info "drops: $(b ethtool -S stt0 | awk '$1 ~ /^ns_drop_/ && $2 > 0 { printf "%s%s ", $1, $2 }')"
 	log_info "delivered: stt0 $(b ethtool -S stt0 | awk '$1 ~ /^rx_(frames|mss|fraglist|linear)/ && $2 > 0 { printf "%s%s ", $1, $2 }')"
 	log_info "delivered: stt6 $(b ethtool -S stt6 | awk '$1 ~ /^rx_(frames|mss|fraglist|linear)/ && $2 > 0 { printf "%s%s ", $1, $2 }')"
 	[[ $RET -ne 0 ]] && log_info "reproduce with FUZZ_SEED=$SEED FUZZ_COUNT=$COUNT"
 	log_test "mutation fuzzer: $COUNT segments, seed $SEED" \
-		 "max reassembly memory $max bytes"
+		 "max reassembly memory $REASM_MAX bytes"
 }
 
 require_root

@@ -347,7 +347,7 @@ transfer_after_hostile()
 # receiver's GRO on or off.
 reasm_flood()
 {
-	local gro=$1 limit=1048576 max=0 m lim out sampler reasm
+	local gro=$1 limit=1048576 out sampler reasm
 
 	RET=0
 	a ethtool -K vA tso off gso off >/dev/null
@@ -374,14 +374,9 @@ reasm_flood()
 	wait "$sampler" 2>/dev/null
 	snap C1
 
-	while read -r m lim; do
-		[[ -z "$m" ]] && continue
-		((m > max)) && max=$m
-		((m <= lim)) || check_err 1 "ns_reasm_mem_bytes $m > limit $lim"
-		((lim == limit)) || check_err 1 "ns_reasm_mem_limit $lim, want $limit"
-	done <"$TMP/samples"
+	reasm_samples_check "$TMP/samples" "$limit"
 	reasm=$(delta rx_frames_reassembled)
-	log_info "gro $gro: $(cat "$TMP/flood"), $(wc -l <"$TMP/samples") samples, max ns_reasm_mem_bytes $max of $limit, ns_drop_reasm_mem +$(delta ns_drop_reasm_mem), ns_drop_reasm_timeout +$(delta ns_drop_reasm_timeout), legit frames reassembled +$reasm, whole +$(delta rx_frames_whole)"
+	log_info "gro $gro: $(cat "$TMP/flood"), $(wc -l <"$TMP/samples") samples, max ns_reasm_mem_bytes $REASM_MAX of $limit, ns_drop_reasm_mem +$(delta ns_drop_reasm_mem), ns_drop_reasm_timeout +$(delta ns_drop_reasm_timeout), legit frames reassembled +$reasm, whole +$(delta rx_frames_whole)"
 	(($(delta ns_drop_reasm_mem) > 0))
 	check_err $? "the flood never hit the memory bound"
 	if [[ $gro == off ]]; then

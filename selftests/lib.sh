@@ -34,7 +34,8 @@
 #            ARRAY NS DEV (all of them into an associative array), stat_of
 #            NAME (one of stt0's in NS_B, the receiver of most tests),
 #            reasm_sampler NS DEV SECONDS FILE (reassembly memory over
-#            time, in the background; SAMPLER_PID).
+#            time, in the background; SAMPLER_PID), reasm_samples_check
+#            FILE [LIMIT] (check_err on samples above the bound; REASM_MAX).
 # STT:       STT_MODULE_DIR (the tree; the runner exports it), IP_LIB_DIR
 #            (set to the tree's iproute2 plugin if built), stt_loaded,
 #            stt_ko (path of stt.ko), stt_unload (stt and its users),
@@ -648,6 +649,32 @@ reasm_sampler()
 	) >"$4" &
 	# shellcheck disable=SC2034 # for the caller
 	SAMPLER_PID=$!
+}
+
+# A segment is charged before it evicts (stt-internals.rst), so a sample
+# taken meanwhile counts the segment each other CPU has in flight: the
+# bound is the limit plus that much.  A charge is one skb's truesize and a
+# queue's bookkeeping; GRO merges at most 64 KB of payload, and the
+# truesize of such an skb stays well under 256 KiB.  A bound that failed
+# would let a flood grow by megabytes a second.
+REASM_INFLIGHT_MAX=$((256 * 1024))
+
+# reasm_samples_check FILE [LIMIT]: check_err on each sample of
+# reasm_sampler's FILE above its limit plus a segment in flight per CPU,
+# or whose limit is not LIMIT; the largest sample goes to REASM_MAX.
+reasm_samples_check()
+{
+	local m lim slack=$(($(nproc) * REASM_INFLIGHT_MAX))
+
+	REASM_MAX=0
+	while read -r m lim; do
+		[[ -z "$m" ]] && continue
+		((m > REASM_MAX)) && REASM_MAX=$m
+		((m <= lim + slack)) ||
+			check_err 1 "ns_reasm_mem_bytes $m > limit $lim + $slack in flight"
+		[[ -z "${2:-}" ]] || ((lim == $2)) ||
+			check_err 1 "ns_reasm_mem_limit $lim, want $2"
+	done <"$1"
 }
 
 # stt_pair_underlay: NS_A and NS_B (from setup_ns) joined by veth vA/vB,
