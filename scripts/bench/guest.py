@@ -186,17 +186,12 @@ class Host:
                     continue
                 for k, v in zip(names[1:], vals[1:]):
                     out[names[0][:-1] + "." + k] = int(v)
-            devs = {self.underlay, self.dev(tunnel)}
-            with open(d + "/dev") as f:
-                for ln in f.read().splitlines()[2:]:
-                    name, _, nums = ln.partition(":")
-                    c = nums.split()
-                    if name.strip() not in devs or len(c) < 13:
-                        continue
-                    for i, k in ((2, "rx_errors"), (3, "rx_dropped"),
-                                 (4, "rx_fifo"), (10, "tx_errors"),
-                                 (11, "tx_dropped"), (12, "tx_fifo")):
-                        out["link.%s.%s" % (name.strip(), k)] = int(c[i])
+            links = self.proc_dev()
+            for name in {self.underlay, self.dev(tunnel)} & links.keys():
+                for i, k in ((2, "rx_errors"), (3, "rx_dropped"),
+                             (4, "rx_fifo"), (10, "tx_errors"),
+                             (11, "tx_dropped"), (12, "tx_fifo")):
+                    out["link.%s.%s" % (name, k)] = links[name][i]
             with open("/proc/net/softnet_stat") as f:
                 rows = [ln.split() for ln in f]
             out["softnet.dropped"] = sum(int(c[1], 16) for c in rows)
@@ -205,21 +200,28 @@ class Host:
             pass
         return out
 
-    def link_stats(self):
-        """{dev: {tx_packets, tx_bytes, rx_packets, rx_bytes}}"""
-        r = run(self.ipn + ["-s", "-j", "link", "show"])
+    def proc_dev(self):
+        """{dev: [the 16 counters of its /proc/net/dev line]}: the
+        device's 64-bit statistics, rx bytes, packets, errors, drops,
+        fifo, frame, compressed, multicast, then tx bytes, packets,
+        errors, drops, fifo, collisions, carrier, compressed"""
         out = {}
         try:
-            for d in json.loads(r.stdout):
-                s = d.get("stats64", {})
-                out[d["ifname"]] = {
-                    "tx_packets": s.get("tx", {}).get("packets"),
-                    "tx_bytes": s.get("tx", {}).get("bytes"),
-                    "rx_packets": s.get("rx", {}).get("packets"),
-                    "rx_bytes": s.get("rx", {}).get("bytes")}
-        except (ValueError, KeyError):
+            with open(self.proc_net() + "/dev") as f:
+                for ln in f.read().splitlines()[2:]:
+                    name, _, nums = ln.partition(":")
+                    c = nums.split()
+                    if len(c) >= 16:
+                        out[name.strip()] = [int(x) for x in c[:16]]
+        except (OSError, ValueError):
             pass
         return out
+
+    def link_stats(self):
+        """{dev: {tx_packets, tx_bytes, rx_packets, rx_bytes}}"""
+        return {name: {"rx_bytes": c[0], "rx_packets": c[1],
+                       "tx_bytes": c[8], "tx_packets": c[9]}
+                for name, c in self.proc_dev().items()}
 
     def sysfs(self, path):
         r = self.run(["cat", path])
