@@ -163,7 +163,7 @@ class Host:
             self.anchor.wait()
             self.anchor = None
 
-    def counters(self, tunnel):
+    def counters(self, tunnel, links=None):
         """{"TcpExt.TCPRcvCoalesce": n, "link.eth0.rx_dropped": n,
         "softnet.dropped": n, ...}: TCP's counters (/proc/net/snmp's Tcp
         and /proc/net/netstat's TcpExt lines), which tell why one tunnel's
@@ -171,7 +171,8 @@ class Host:
         the drop counters of the underlay and TUNNEL's device
         (/proc/net/dev), where packets vanish without TCP being told.
         softnet_stat is the kernel's, not the namespace's: in one VM both
-        hosts read the same figure"""
+        hosts read the same figure.  LINKS is a proc_dev() read the caller
+        already made for the same moment"""
         out = {}
         d = self.proc_net()
         try:
@@ -186,7 +187,8 @@ class Host:
                     continue
                 for k, v in zip(names[1:], vals[1:]):
                     out[names[0][:-1] + "." + k] = int(v)
-            links = self.proc_dev()
+            if links is None:
+                links = self.proc_dev()
             for name in {self.underlay, self.dev(tunnel)} & links.keys():
                 for i, k in ((2, "rx_errors"), (3, "rx_dropped"),
                              (4, "rx_fifo"), (10, "tx_errors"),
@@ -217,11 +219,14 @@ class Host:
             pass
         return out
 
-    def link_stats(self):
-        """{dev: {tx_packets, tx_bytes, rx_packets, rx_bytes}}"""
+    def link_stats(self, links=None):
+        """{dev: {tx_packets, tx_bytes, rx_packets, rx_bytes}} of LINKS, a
+        proc_dev() read, or of a new one"""
+        if links is None:
+            links = self.proc_dev()
         return {name: {"rx_bytes": c[0], "rx_packets": c[1],
                        "tx_bytes": c[8], "tx_packets": c[9]}
-                for name, c in self.proc_dev().items()}
+                for name, c in links.items()}
 
     def sysfs(self, path):
         r = self.run(["cat", path])
@@ -432,10 +437,10 @@ class Bench:
         line = self.ask("stat")
         return cpu_snap(line) if line.startswith("cpu") else None
 
-    def counters_both(self, tunnel):
+    def counters_both(self, tunnel, snd_links=None):
         """(sender's, receiver's) TCP and drop counters, one dict each: the
         receiver is the other namespace in one VM, guest b's agent between
-        guests"""
+        guests; SND_LINKS is the sender's proc_dev() read, if made"""
         rcv = None
         if self.rcv:
             rcv = self.rcv.counters(tunnel)
@@ -444,7 +449,7 @@ class Bench:
                 rcv = json.loads(self.ask("counters " + tunnel))
             except ValueError:
                 pass
-        return self.snd.counters(tunnel), rcv
+        return self.snd.counters(tunnel, snd_links), rcv
 
     def ask(self, cmd, timeout=600):
         with socket.create_connection((self.agent, AGENT_PORT),
@@ -459,17 +464,20 @@ class Bench:
         t = defs.test(test)
         ip = addr(tunnel, 2)
         dev = self.snd.dev(tunnel)
-        s0 = self.snd.link_stats().get(dev, {})
+        # one /proc/net/dev read serves the packet counts and the drops
+        d0 = self.snd.proc_dev()
+        s0 = self.snd.link_stats(d0).get(dev, {})
         e0 = self.esp_packets(self.snd) if self.esp else None
-        t0 = self.counters_both(tunnel)
+        t0 = self.counters_both(tunnel, d0)
         c0, r0 = self.cpu_local(), self.cpu_remote()
         w0 = time.monotonic()
         res = self.tools.run(ip, test)
         wall = time.monotonic() - w0
         c1, r1 = self.cpu_local(), self.cpu_remote()
-        s1 = self.snd.link_stats().get(dev, {})
+        d1 = self.snd.proc_dev()
+        s1 = self.snd.link_stats(d1).get(dev, {})
         e1 = self.esp_packets(self.snd) if self.esp else None
-        t1 = self.counters_both(tunnel)
+        t1 = self.counters_both(tunnel, d1)
         rec = dict(self.common, scenario=scenario, offload=self.mode,
                    tunnel=tunnel, test=test, rep=rep,
                    duration=self.plan["duration"], wall=round(wall, 2),
