@@ -456,7 +456,12 @@ static int stt_xmit4(struct stt_dev *stt, struct sk_buff *skb,
 	iph->daddr = fl4.daddr;
 	iph->saddr = fl4.saddr;
 	iph->ttl = ttl;
-	__ip_select_ident(stt->net, iph, skb_shinfo(skb)->gso_segs ?: 1);
+	/* As iptunnel_xmit() does: a DF packet is atomic (RFC 6864) and
+	 * takes ID 0, which TSO counts up per segment; only a packet that
+	 * may be fragmented needs the hashed generator's unique IDs.
+	 */
+	ip_select_ident_segs(stt->net, skb, NULL,
+			     skb_shinfo(skb)->gso_segs ?: 1);
 	skb->protocol = htons(ETH_P_IP);
 
 	stt_xmit_done(stt, ip_local_out(stt->net, NULL, skb), pkt_len, gso);
