@@ -654,10 +654,10 @@ reasm_sampler()
 # A segment is charged before it evicts (stt-internals.rst), so a sample
 # taken meanwhile counts the segment each CPU has in flight; the sampler
 # sums per-CPU shares read at different moments, so the slack is one
-# segment per CPU (nproc), not per other CPU.  A charge is one skb's truesize and a
-# queue's bookkeeping; GRO merges at most 64 KB of payload, and the
-# truesize of such an skb stays well under 256 KiB.  A bound that failed
-# would let a flood grow by megabytes a second.
+# segment per CPU (nproc), not per other CPU.  A charge is one skb's
+# truesize and a queue's bookkeeping; GRO merges at most 64 KB of
+# payload, and the truesize of such an skb stays well under 256 KiB.  A
+# bound that failed would let a flood grow by megabytes a second.
 REASM_INFLIGHT_MAX=$((256 * 1024))
 
 # reasm_samples_check FILE [LIMIT]: check_err on each sample of
