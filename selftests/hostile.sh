@@ -31,6 +31,7 @@ ALL_TESTS="
 	baseline_transfer
 	malformed_classes
 	inner_checksums
+	inner_checksums_gro
 	outer_ipv6_fragments
 	transfer_after_hostile
 	reasm_flood_gro_off
@@ -38,6 +39,7 @@ ALL_TESTS="
 "
 
 CRAFT=$(cd "$(dirname "$0")" && pwd)/stt_craft.py
+HOLD=$(cd "$(dirname "$0")" && pwd)/stt_hold.py
 COUNT=${HOSTILE_COUNT:-400}
 XFER_BYTES=${XFER_BYTES:-8000000}
 SEED=${STT_CRAFT_SEED:-$((RANDOM << 15 | RANDOM))}
@@ -301,6 +303,61 @@ inner_checksums()
 		log_info "$cls: UdpNoPorts +$((ok1 - ok0)), UdpInCsumErrors +$((err1 - err0))"
 	done
 	log_test "inner checksums without flags: wrong ones dropped by the inner stack, right ones taken"
+}
+
+# The same datagrams with GRO on the receiver's underlay. GRO checks each
+# outer segment's checksum and marks it CHECKSUM_UNNECESSARY, or merges
+# segments into one CHECKSUM_PARTIAL packet, as a NIC that validates TCP
+# does: the hook's validation then takes the outer sum on trust and sets
+# csum_valid. That the outer sum was right says nothing about the inner
+# one. UDP and TCP reset csum_valid before they look; a packet socket
+# does not: it must not be told (TP_STATUS_CSUM_VALID) that a datagram
+# with a wrong checksum was verified, and the inner stack must drop it.
+inner_checksums_gro()
+{
+	local cls mac out ok0 ok1 err0 err1 hold n bytes udp valid
+
+	RET=0
+	mac=$(b cat /sys/class/net/stt0/address)
+	# veth hands a TSO-capable peer's packets past GRO (it would only
+	# have them whole again): vA's TSO off puts vB's GRO on their path.
+	a ethtool -K vA tso off >/dev/null &&
+		b ethtool -K vB gro on >/dev/null
+	check_err $? "ethtool -K vA tso off / vB gro on failed"
+	for cls in inner_udp inner_udp_bad; do
+		ip netns exec "$NS_B" "$PY" "$HOLD" --udp-port 9 stt0 \
+			>"$TMP/hold.out" &
+		hold=$!
+		busywait 30000 file_has "$TMP/hold.out" ready
+		check_err $? "stt_hold.py did not start"
+		ok0=$(udp_stat NoPorts)
+		err0=$(udp_stat InCsumErrors)
+		out=$(CRAFT_ARGS="--inner-dst-mac $mac" craft --count "$COUNT" \
+			send "$cls")
+		check_err $? "stt_craft.py send $cls failed: $out"
+		busywait 5000 udp_counted "$COUNT" "$ok0" "$err0"
+		ok1=$(udp_stat NoPorts)
+		err1=$(udp_stat InCsumErrors)
+		kill -USR1 "$hold"
+		wait "$hold"
+		read -r n bytes udp valid < <(sed -n 2p "$TMP/hold.out")
+		if [[ $cls == inner_udp ]]; then
+			((ok1 - ok0 == COUNT && err1 == err0))
+		else
+			((err1 - err0 == COUNT && ok1 == ok0))
+		fi
+		check_err $? "$cls: UdpNoPorts +$((ok1 - ok0)), UdpInCsumErrors +$((err1 - err0)) for $COUNT datagrams"
+		((${udp:-0} == COUNT))
+		check_err $? "$cls: the packet socket on stt0 saw ${udp:-no} of $COUNT datagrams"
+		if [[ $cls == inner_udp_bad ]]; then
+			((${valid:-1} == 0))
+			check_err $? "$cls: ${valid:-?} of ${udp:-?} datagrams with wrong checksums reported TP_STATUS_CSUM_VALID"
+		fi
+		log_info "$cls: UdpNoPorts +$((ok1 - ok0)), UdpInCsumErrors +$((err1 - err0)), TP_STATUS_CSUM_VALID ${valid:-?} of ${udp:-?} (packets $n, $bytes bytes)"
+	done
+	b ethtool -K vB gro off >/dev/null
+	a ethtool -K vA tso on >/dev/null
+	log_test "inner checksums without flags, underlay GRO on: wrong ones dropped and never reported verified"
 }
 
 # First fragments are stolen and dropped; the others go to IPv6

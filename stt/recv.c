@@ -119,7 +119,13 @@ static int stt_apply_offloads(struct stt_dev *stt, struct sk_buff *skb,
 			 */
 			skb->csum_valid = 0;
 		} else {
+			/* The outer segments were validated (by the NIC, by
+			 * GRO or by the hook) and the validation left
+			 * csum_valid set, which the inner stack would take
+			 * for its own checksum's: nothing checked that one.
+			 */
 			skb->ip_summed = CHECKSUM_NONE;
+			skb->csum_valid = 0;
 		}
 		return 0;
 	}
