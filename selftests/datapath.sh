@@ -48,6 +48,7 @@ ALL_TESTS="
 	reasm_forward
 	cloned_segments
 	mtu_large
+	mtu_reassembled
 	vlan
 	wrong_key_remote
 	wire_ipv4
@@ -478,6 +479,66 @@ mtu_large()
 	for ns in "$NSA" "$NSB"; do
 		printf 'link set %s mtu 1500\n' stt4 stt6 | ip -n "$ns" -b -
 	done
+}
+
+# An inner MTU far above the underlay's, every frame reassembled (sender
+# TSO off, receiver GRO off): an inner MSS of 29,948 bytes spans 21 outer
+# segments of at most 1,448 bytes, more pieces than one skb's page
+# fragments hold (MAX_SKB_FRAGS, 17 unless the kernel was configured
+# otherwise), so a frame of two MSS cannot take GRO's frag_list shape
+# without a copy: every such GSO frame must be linearized and delivered,
+# with nothing dropped. How many GSO frames the inner TCP sends depends
+# on timing (none when each write goes out on its own); hostile.sh's
+# gso_small_segs class sends them for certain.
+mtu_reassembled()
+{
+	local desc="inner MTU 30000 over MTU 1500, every frame reassembled"
+	local ns dev k bad='' info=''
+	local -A c0 c1
+
+	RET=0
+	topo_shared && offloads off off
+	check_err $? "topology setup failed"
+	for ns in "$NSA" "$NSB"; do
+		printf 'link set %s mtu 30000\n' stt4 stt6 | ip -n "$ns" -b -
+		check_err $? "ip link set mtu 30000 failed in $ns"
+	done
+	if [[ $RET -ne 0 ]]; then
+		log_test "$desc"
+		return
+	fi
+	# (dev_stats empties the array first)
+	dev_stats c0 "$NSB" stt4
+	for dev in stt4 stt6; do
+		for k in rx_frames_gso rx_linearized; do
+			c0[$dev.$k]=$(dev_stat "$NSB" "$dev" "$k")
+		done
+	done
+	xfer "$NSB" "$NSA" "$SMALL" 10.4.0.2 10.6.0.2
+	dev_stats c1 "$NSB" stt4
+	for dev in stt4 stt6; do
+		for k in rx_frames_gso rx_linearized; do
+			c1[$dev.$k]=$(($(dev_stat "$NSB" "$dev" "$k") - c0[$dev.$k]))
+		done
+	done
+	for ns in "$NSA" "$NSB"; do
+		printf 'link set %s mtu 1500\n' stt4 stt6 | ip -n "$ns" -b -
+	done
+	offloads on on
+	xfer_check 10.4.0.2
+	xfer_check 10.6.0.2
+	for k in "${!c1[@]}"; do
+		[[ $k == ns_drop_* ]] || continue
+		((c1[$k] == c0[$k])) || bad+=" $k+$((c1[$k] - c0[$k]))"
+	done
+	[[ -z "$bad" ]]
+	check_err $? "dropped:$bad"
+	for dev in stt4 stt6; do
+		((c1[$dev.rx_linearized] == c1[$dev.rx_frames_gso]))
+		check_err $? "$dev: ${c1[$dev.rx_frames_gso]} GSO frames, ${c1[$dev.rx_linearized]} linearized"
+		info+="; $dev: GSO frames +${c1[$dev.rx_frames_gso]}, linearized +${c1[$dev.rx_linearized]}"
+	done
+	log_test "$desc" "v4: ${XINFO[10.4.0.2]}; v6: ${XINFO[10.6.0.2]}$info"
 }
 
 # ---- VLAN -------------------------------------------------------------------

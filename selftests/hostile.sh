@@ -219,6 +219,15 @@ malformed_classes()
 	class mss_no_csum	N	"ns_drop_bad_offload=N"
 	class mss_udp		N	"ns_drop_bad_offload=N"
 	class csum_nonip	N	"ns_drop_bad_offload=N"
+	# Legal, if odd: frames of 3 MSS in 64-byte segments, more pieces
+	# to an MSS than a skb has fragments: linearized and delivered.
+	class gso_small_segs	"67*((N+19)/20)" \
+		"ns_reasm_frames=(N+19)/20 ns_reasm_segments=67*((N+19)/20)
+		 rx_frames_reassembled=(N+19)/20 rx_frames_gso=(N+19)/20
+		 rx_reassembled_segments=67*((N+19)/20)"
+	t=$(delta rx_linearized)
+	((t == (COUNT + 19) / 20))
+	check_err $? "gso_small_segs: rx_linearized +$t for $(((COUNT + 19) / 20)) frames"
 	class vlan_no_v		N	"ns_drop_bad_vlan=N"
 	class version		N	"ns_drop_bad_version=N"
 	class rsvd_flags	N	"ns_drop_bad_flags=N"

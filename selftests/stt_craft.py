@@ -542,6 +542,32 @@ def c_mss_tiny(c, n):
     return pkts, n
 
 
+def c_gso_small_segs(c, n):
+    """inner TCP frames of 3 MSS of 1,400 bytes (198.51.100.1 ->
+    203.0.113.2) with checksum partial, cut into 64-byte segments: 22
+    pieces to an MSS, more than a skb's page fragments, so the receiver
+    linearizes each frame (rx_linearized) and delivers it; (n + 19) // 20
+    frames of 67 segments"""
+    pkts = []
+    frames = (n + 19) // 20
+    for i in range(frames):
+        payload = random.randbytes(3 * 1400)
+        src, dst = bytes([198, 51, 100, 1]), bytes([203, 0, 113, 2])
+        tl = 20 + len(payload)
+        ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + tl, i & 0xffff,
+                         0x4000, 64, 6, 0, src, dst)
+        ip = ip[:10] + struct.pack('!H', fold(csum(ip))) + ip[12:]
+        ph = fold(csum(src + dst + struct.pack('!xBH', 6, tl)))
+        th = struct.pack('!HHIIBBHHH', 9, 9, 1 + i * len(payload), 1, 5 << 4,
+                         TH_ACK | TH_PSH, 0xffff, ~ph & 0xffff, 0)
+        eth = b'\x02\x00\x00\x00\xee\x02' + b'\x02\x00\x00\x00\xee\x01' + \
+            struct.pack('!H', ETH_P_IP)
+        f = c.frame(eth + ip + th + payload,
+                    flags=F_PARTIAL | F_IPV4 | F_TCP, l4=34, mss=1400)
+        pkts += c.segs4(f, 64)
+    return pkts, frames
+
+
 def inner_udp(c, i, good):
     """Frame @i of c_inner_udp*: an inner IPv4/UDP datagram of 259 random
     bytes from --inner-src to --inner-dst (port 9, nothing listens), its

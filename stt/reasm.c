@@ -666,6 +666,36 @@ static unsigned int stt_fill_frags(struct sk_buff *skb, struct stt_piece *p,
 	return placed;
 }
 
+/* Whether @n pieces fill the head's @head_want bytes and then each
+ * member's @mss bytes (the last member less) with at most MAX_SKB_FRAGS
+ * pieces to each skb, as stt_fill_frags() would place them.  Segments much
+ * smaller than the inner MSS (an inner MTU far above the underlay's, or a
+ * sender that cut its frame small) need more pieces per MSS than a skb
+ * has fragments.
+ */
+static bool stt_pieces_fit(const struct stt_piece *p, unsigned int n,
+			   unsigned int head_want, unsigned int mss)
+{
+	unsigned int i = 0, rem = n ? p[0].len : 0, want = head_want, nr = 0;
+
+	while (i < n) {
+		unsigned int take;
+
+		if (!want) {
+			want = mss;
+			nr = 0;
+		}
+		if (++nr > MAX_SKB_FRAGS)
+			return false;
+		take = min(rem, want);
+		rem -= take;
+		want -= take;
+		if (!rem && ++i < n)
+			rem = p[i].len;
+	}
+	return true;
+}
+
 /* Empty a frag_list member whose pieces were gathered, for reuse as a
  * member of the reshaped frame: an allocation and a free saved per
  * segment.  Only a member we hold alone: a shared one is on another
@@ -697,7 +727,8 @@ static bool stt_member_empty(struct sk_buff *m)
  * MSS of payload, every frag_list member exactly one MSS (the last one
  * less), members without linear data.  Pages are shared, not copied.
  * Returns 0 if the frame already fits, 1 if reshaped, 2 if it had to be
- * linearized (a head with more than one MSS of linear payload), -errno.
+ * linearized (a head with more than one MSS of linear payload, or more
+ * pieces to one MSS than a skb has fragments), -errno.
  */
 int stt_fraglist_fit(struct sk_buff *skb)
 {
@@ -743,6 +774,14 @@ int stt_fraglist_fit(struct sk_buff *skb)
 	for (it = fl; it; it = it->next)
 		if (stt_gather(it, 0, p, &n))
 			goto err_pieces;
+	head_want = mss - (skb_headlen(skb) - hdr);
+	if (!stt_pieces_fit(p, n, head_want, mss)) {
+		/* Nothing changed yet: a copy still delivers the frame. */
+		while (i < n)
+			put_page(p[i++].page);
+		kfree(p);
+		goto linearize;
+	}
 
 	/* Every byte is in the pool now, each piece with its own page
 	 * reference: the old members are emptied for reuse or consumed (not
@@ -765,7 +804,6 @@ int stt_fraglist_fit(struct sk_buff *skb)
 	skb->len = skb_headlen(skb);
 	skb->data_len = 0;
 
-	head_want = mss - (skb_headlen(skb) - hdr);
 	if (stt_fill_frags(skb, p, n, &i, head_want) != head_want)
 		goto err_list;	/* the frame is no longer whole: drop it */
 	skb->len += head_want;
@@ -794,7 +832,8 @@ int stt_fraglist_fit(struct sk_buff *skb)
 		skb->len += got;
 		skb->data_len += got;
 		if (got < mss && i < n) {
-			err = -E2BIG;	/* more than MAX_SKB_FRAGS pieces */
+			/* stt_pieces_fit() said otherwise: never taken */
+			err = -E2BIG;
 			goto err_list;
 		}
 	}

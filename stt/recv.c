@@ -268,9 +268,6 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 	if (gso && skb_has_frag_list(skb)) {
 		err = stt_fraglist_fit(skb);
 		if (err < 0) {
-			/* -E2BIG: more pieces than a skb takes (a sender
-			 * that cut its frame into tiny segments)
-			 */
 			why = stt_errno_reason(err);
 			goto drop;
 		}
