@@ -42,6 +42,7 @@ ALL_TESTS="
 	bad_external_id
 	bad_families
 	bad_remote
+	bad_linklocal
 	bad_dstport
 	bad_ttl_inherit
 	bad_clash
@@ -519,6 +520,31 @@ bad_remote()
 	refused "Local must be a unicast IPv6 address" \
 		nl add s9 remote=2001:db8::2 local=ff02::1
 	log_test "multicast / zero / broadcast remote or local: refused"
+}
+
+# A link-local address names no device: without one the route lookup
+# takes whichever device has an fe80::/64 route (VXLAN refuses the same).
+# With "dev" it is taken; a change that would leave a link-local address
+# without a device is refused.
+bad_linklocal()
+{
+	local msg="A link-local local or remote address needs the underlay device"
+
+	RET=0
+	refused "$msg" ipn link add s9 type stt remote fe80::2
+	refused "$msg" nl add s9 remote=fe80::2
+	refused "$msg" ipn link add s9 type stt remote 2001:db8::2 local fe80::1
+	ipn link add s9 type stt remote fe80::2 dev ul0
+	check_err $? "ip link add s9 type stt remote fe80::2 dev ul0 failed"
+	expect_attrs s9 remote6=fe80::2 link=ul0
+	refused "$msg" nl set s9 link=0
+	ipn link del s9 2>/dev/null
+	ipn link add s9 type stt remote 2001:db8::2
+	check_err $? "ip link add s9 type stt remote 2001:db8::2 failed"
+	refused "$msg" ipn link set s9 type stt remote fe80::2
+	refused "$msg" ipn link set s9 type stt local fe80::1
+	ipn link del s9 2>/dev/null
+	log_test "link-local remote or local without an underlay device: refused"
 }
 
 bad_dstport()

@@ -268,6 +268,16 @@ check:
 			       "STT needs a remote address (remote ADDR) or external mode");
 		return -EINVAL;
 	}
+	/* A link-local address is one only on a given link: without it the
+	 * route lookup picks any device with an fe80::/64 route.
+	 */
+	if (cfg->ipv6 && !cfg->link &&
+	    ((ipv6_addr_type(&cfg->key.u.ipv6.dst) & IPV6_ADDR_LINKLOCAL) ||
+	     (ipv6_addr_type(&cfg->key.u.ipv6.src) & IPV6_ADDR_LINKLOCAL))) {
+		NL_SET_ERR_MSG(extack,
+			       "A link-local local or remote address needs the underlay device (dev NAME)");
+		return -EINVAL;
+	}
 	return 0;
 }
 
