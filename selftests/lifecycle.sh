@@ -36,6 +36,7 @@ ALL_TESTS="
 	rmmod_under_traffic
 	change_attrs_under_traffic
 	remote_change_route_cache
+	remote_change_no_stale_route
 	create_delete_cycles
 	concurrent_create_delete
 "
@@ -399,6 +400,86 @@ remote_change_route_cache()
 		"$ROUNDS rounds on $(nproc) CPUs, $res route cache lookups slowed (delay_us=6000)"
 }
 
+# nft_packets NAME: packets counted by the named counter in inet stt_route.
+nft_packets()
+{
+	a nft list counter inet stt_route "$1" |
+		sed -n 's/.*packets \([0-9]*\).*/\1/p'
+}
+
+# A transmit that reads the new configuration must never use a route
+# cached under the old one, not even while the change is under way: the
+# packet would leave by the old remote's path, or, after a change of
+# family, an IPv6 packet would go to ip_output() with an IPv4 route.
+# The remote flips between 10.9.9.9 (a dummy device) and fd00::2 (the
+# veth) under a ping flood from every CPU, with route cache lookups slowed
+# down so that the change and the transmits overlap; output hooks count
+# every tunnel packet whose route belongs to the other remote.
+remote_change_no_stale_route()
+{
+	local round cpu i pids res v4 v6 bad4 bad6
+
+	RET=0
+	if ! insmod "$SLOW_KO" delay_us=3000 2>"$TMP/insmod.err"; then
+		log_skip "remote family changed under traffic: no stale route" \
+			"cannot slow the route cache down: $(head -1 "$TMP/insmod.err")"
+		return 0
+	fi
+	a ip link add dummy0 type dummy && a ip link set dummy0 up &&
+		a ip route add 10.9.9.9/32 dev dummy0
+	check_err $? "cannot route 10.9.9.9 into a dummy device"
+	a nft -f - <<-EOF
+	table inet stt_route {
+		counter ok4 { }
+		counter ok6 { }
+		counter bad4 { }
+		counter bad6 { }
+		chain out {
+			type filter hook output priority 0;
+			ip daddr 10.9.9.9 oifname "dummy0" counter name ok4
+			ip daddr 10.9.9.9 oifname != "dummy0" counter name bad4
+			ip6 daddr fd00::2 oifname "vA" counter name ok6
+			ip6 daddr fd00::2 oifname != "vA" counter name bad6
+		}
+	}
+	EOF
+	check_err $? "cannot load the nft counters"
+	# Local addresses go with the remotes: an earlier test may have set
+	# one, and a remote of the other family would then be refused.
+	a ip link set stt0 type stt remote 10.9.9.9 local 10.0.0.1
+	for ((round = 1; round <= ROUNDS; round++)); do
+		pids=()
+		for ((cpu = 0; cpu < $(nproc); cpu++)); do
+			a taskset -c "$cpu" ping -f -q -w 3 192.168.0.2 \
+				>/dev/null 2>&1 &
+			pids+=($!)
+		done
+		sleep 0.5
+		for ((i = 0; i < 4; i++)); do
+			a ip link set stt0 type stt remote fd00::2 local fd00::1
+			sleep 0.2
+			a ip link set stt0 type stt remote 10.9.9.9 local 10.0.0.1
+			sleep 0.2
+		done
+		wait "${pids[@]}"
+	done
+	v4=$(nft_packets ok4) v6=$(nft_packets ok6)
+	bad4=$(nft_packets bad4) bad6=$(nft_packets bad6)
+	[[ ${v4:-0} -gt 0 && ${v6:-0} -gt 0 ]]
+	check_err $? "traffic did not use both routes (10.9.9.9 by dummy0: $v4, fd00::2 by vA: $v6)"
+	[[ "$bad4" == 0 && "$bad6" == 0 ]]
+	check_err $? "packets on the other remote's route: IPv4 to 10.9.9.9 not by dummy0: $bad4, IPv6 to fd00::2 not by vA: $bad6"
+	res=$(sed -n 's/^delayed //p' /sys/kernel/debug/stt_slow_route)
+	rmmod stt_slow_route
+	a nft delete table inet stt_route
+	a ip link set stt0 type stt remote 10.0.0.2 local 10.0.0.1
+	a ip link del dummy0
+	tunnel_ok
+	check_err $? "the tunnel does not work after the changes"
+	log_test "remote family changed under traffic: no stale route" \
+		"$ROUNDS rounds, $v4 IPv4 and $v6 IPv6 packets, $res route cache lookups slowed (delay_us=3000)"
+}
+
 create_delete_cycles()
 {
 	local i start end left out
@@ -496,6 +577,7 @@ require_stt
 require_command iperf3
 require_command ping
 require_command jq
+require_command nft
 
 if ! setup; then
 	echo "SKIP: setup failed (stt device or veth)"

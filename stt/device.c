@@ -86,15 +86,9 @@ static int stt_init(struct net_device *dev)
 	if (err)
 		goto err_stats;
 
-	err = dst_cache_init(&stt->dst_cache, GFP_KERNEL);
-	if (err)
-		goto err_gro;
-
 	netdev_lockdep_set_classes(dev);
 	return 0;
 
-err_gro:
-	gro_cells_destroy(&stt->gro_cells);
 err_stats:
 	free_percpu(stt->stats);
 	return err;
@@ -104,7 +98,6 @@ static void stt_uninit(struct net_device *dev)
 {
 	struct stt_dev *stt = netdev_priv(dev);
 
-	dst_cache_destroy(&stt->dst_cache);
 	gro_cells_destroy(&stt->gro_cells);
 	free_percpu(stt->stats);
 }
@@ -269,6 +262,32 @@ static unsigned int stt_needed_headroom(const struct stt_config *cfg)
 	return LL_MAX_HEADER + ip + STT_ENCAP_HLEN;
 }
 
+/* The copy of @cfg that the device publishes, with its own route cache. */
+static struct stt_config *stt_cfg_dup(const struct stt_config *cfg)
+{
+	struct stt_config *ncfg;
+
+	ncfg = kmemdup(cfg, sizeof(*cfg), GFP_KERNEL);
+	if (!ncfg)
+		return NULL;
+	if (dst_cache_init(&ncfg->dst_cache, GFP_KERNEL)) {
+		kfree(ncfg);
+		return NULL;
+	}
+	return ncfg;
+}
+
+static void stt_cfg_free(struct stt_config *cfg)
+{
+	dst_cache_destroy(&cfg->dst_cache);
+	kfree(cfg);
+}
+
+static void stt_cfg_free_rcu(struct rcu_head *head)
+{
+	stt_cfg_free(container_of(head, struct stt_config, rcu));
+}
+
 int stt_configure(struct net *net, struct net_device *dev,
 		  const struct stt_config *cfg, struct netlink_ext_ack *extack)
 {
@@ -295,7 +314,7 @@ int stt_configure(struct net *net, struct net_device *dev,
 	if (err)
 		goto err_port;
 
-	ncfg = kmemdup(cfg, sizeof(*cfg), GFP_KERNEL);
+	ncfg = stt_cfg_dup(cfg);
 	if (!ncfg) {
 		err = -ENOMEM;
 		goto err_port;
@@ -307,7 +326,7 @@ int stt_configure(struct net *net, struct net_device *dev,
 	err = register_netdevice(dev);
 	if (err) {
 		RCU_INIT_POINTER(stt->cfg, NULL);
-		kfree(ncfg);
+		stt_cfg_free(ncfg);
 		goto err_port;
 	}
 
@@ -337,7 +356,7 @@ int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 	if (err)
 		return err;
 
-	ncfg = kmemdup(cfg, sizeof(*cfg), GFP_KERNEL);
+	ncfg = stt_cfg_dup(cfg);
 	if (!ncfg)
 		return -ENOMEM;
 
@@ -349,14 +368,10 @@ int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 	rcu_assign_pointer(stt->cfg, ncfg);
 	stt_port_link(stt, sp, ncfg);
 	dev->needed_headroom = stt_needed_headroom(ncfg);
-	/* A transmit that read the old configuration may still be looking
-	 * its route up; invalidated before it is done, the cache would keep
-	 * the old remote's route (the lookup's timestamp is later than the
-	 * reset).  Let it finish, then invalidate.
+	/* Transmits that read the old configuration may still be using its
+	 * route cache: it goes with the configuration, after them.
 	 */
-	synchronize_net();
-	dst_cache_reset(&stt->dst_cache);
-	kfree(old);
+	call_rcu(&old->rcu, stt_cfg_free_rcu);
 	return 0;
 }
 
@@ -368,7 +383,7 @@ void stt_dellink(struct net_device *dev, struct list_head *head)
 	stt_port_unlink(stt, cfg);
 	list_del(&stt->next);
 	RCU_INIT_POINTER(stt->cfg, NULL);
-	kfree_rcu(cfg, rcu);
+	call_rcu(&cfg->rcu, stt_cfg_free_rcu);
 	unregister_netdevice_queue(dev, head);
 }
 

@@ -94,7 +94,12 @@ struct stt_dev_stats {
 };
 
 /* Configuration of a device.  Replaced as a whole (RCU) on changelink so
- * the datapath never sees half of an update.
+ * the datapath never sees half of an update.  The route cache belongs to
+ * the configuration, not to the device: a transmit that read one
+ * configuration can only find routes looked up for that configuration's
+ * remote, even while a change is being published.  dst_cache and rcu are
+ * only valid in the published copy (device.c); netlink's working copies
+ * leave them alone.
  */
 struct stt_config {
 	struct ip_tunnel_key	key;	/* remote/local, id, tos, ttl, tp_dst */
@@ -103,6 +108,7 @@ struct stt_config {
 	bool			ttl_inherit;
 	enum ifla_stt_df	df;
 	int			link;	/* underlay ifindex, 0 = any */
+	struct dst_cache	dst_cache;	/* point-to-point route cache */
 	struct rcu_head		rcu;
 };
 
@@ -115,7 +121,6 @@ struct stt_dev {
 	struct net		*net;	/* namespace of the underlay (I/O) */
 	struct stt_port		*port;	/* receive port, set while up or down */
 	struct stt_config __rcu	*cfg;
-	struct dst_cache	dst_cache;	/* point-to-point route cache */
 	struct gro_cells	gro_cells;
 	struct stt_dev_stats __percpu *stats;
 };

@@ -594,7 +594,7 @@ static int stt_tx_params(struct stt_dev *stt, const struct stt_config *cfg,
 		p->ttl_inherit = cfg->ttl_inherit;
 		p->df = cfg->df;
 		p->link = cfg->link;
-		p->dst_cache = &stt->dst_cache;
+		p->dst_cache = (struct dst_cache *)&cfg->dst_cache;
 		p->use_cache = !skb->mark;
 		if (p->key.tos == 1) {	/* inherit */
 			p->key.tos = stt_inner_dsfield(skb) & ~INET_ECN_MASK;
