@@ -6,10 +6,11 @@
 #
 #   +--- A ---------------+      +--- R ---------+      +--- B ----------------+
 #   | sttp4 -> 10.2.0.1   |      |               | 1400 | sttp4 <- 10.1.0.1    |
-#   | sttx (external)     | vA --+ rA         rB +------+ vB  10.2.0.1 .3 .5   |
-#   | sttdf (df unset)    | 1500 | forwarding    | 1280 |     fd02::1 ::3      |
+#   | sttx (external)     | vA --+ rA         rB +------+ vB  10.2.0.1 .3 .5 .9|
+#   | sttdf (df unset)    | 1500 | forwarding    | 1280 |     fd02::1 ::3 ::9  |
 #   | sttp6 -> fd02::1    |      |               |  (v6)| stt8/stt9 <- A       |
-#   +---------------------+      +---------------+      +----------------------+
+#   | sttl4/sttl6 dev vA2 | vA2 -+ rA2           |      | sttl4/sttl6 <- vA2   |
+#   +---------------------+ 1500 +---------------+      +----------------------+
 #
 # With DF set (the default) R drops the segments A sends at 1500 and
 # answers with ICMP "fragmentation needed" / ICMPv6 "packet too big"; A's
@@ -21,6 +22,9 @@
 # 1280 for IPv6); ICMP about other TCP traffic or not sent to the
 # segment's source is not acted on. With "df unset" R fragments instead,
 # and B takes the segments IP reassembled (ns_rx_outer_reassembled).
+# sttl4 and sttl6 are bound to vA2 (dev), a second path to R that is not
+# A's preferred route to B: what their ICMP teaches must go to the route
+# they use, looked up as they look it up.
 
 # shellcheck disable=SC2317 # the tests run through tests_run
 # shellcheck source=selftests/lib.sh
@@ -30,8 +34,10 @@ ALL_TESTS="
 	pmtu_v4
 	pmtu_v4_forged
 	pmtu_v4_df_unset
+	pmtu_v4_link
 	pmtu_v6
 	pmtu_v6_forged
+	pmtu_v6_link
 "
 
 ICMPX=$STT_MODULE_DIR/selftests/stt_icmp.py
@@ -45,7 +51,8 @@ topo()
 {
 	setup_ns NS_A NS_R NS_B || return 1
 	ip link add vA netns "$NS_A" type veth peer name rA netns "$NS_R" &&
-	ip link add rB netns "$NS_R" type veth peer name vB netns "$NS_B" ||
+	ip link add rB netns "$NS_R" type veth peer name vB netns "$NS_B" &&
+	ip link add vA2 netns "$NS_A" type veth peer name rA2 netns "$NS_R" ||
 		return 1
 	{
 		echo "addr add 10.1.0.1/24 dev vA"
@@ -53,6 +60,18 @@ topo()
 		echo "link set vA up"
 		echo "route add default via 10.1.0.2"
 		echo "route add default via fd01::2"
+		echo "addr add 10.3.0.1/24 dev vA2"
+		echo "addr add fd03::1/64 dev vA2 nodad"
+		echo "link set vA2 up"
+		# second choice (IPv6 routes default to metric 1024), for what is
+		# bound to vA2
+		echo "route add default via 10.3.0.2 dev vA2 metric 2000"
+		echo "route add default via fd03::2 dev vA2 metric 2000"
+		echo "link add sttl4 type stt remote 10.2.0.9 local 10.3.0.1 key 11 dev vA2"
+		# no local: with one, the IPv6 lookup only prefers the link
+		echo "link add sttl6 type stt remote fd02::9 key 12 dev vA2"
+		echo "addr add 192.168.11.1/24 dev sttl4"
+		echo "addr add 192.168.12.1/24 dev sttl6"
 		echo "link add sttp4 type stt remote 10.2.0.1 key 4"
 		echo "link add sttdf type stt remote 10.2.0.5 key 5 df unset"
 		echo "link add sttp6 type stt remote fd02::1 key 6"
@@ -72,16 +91,24 @@ topo()
 		echo "addr add 10.2.0.2/24 dev rB"
 		echo "addr add fd02::2/64 dev rB nodad"
 		echo "link set rA up"
+		echo "addr add 10.3.0.2/24 dev rA2"
+		echo "addr add fd03::2/64 dev rA2 nodad"
+		echo "link set rA2 up"
 		echo "link set rB mtu 1400 up"
 	} | ip -n "$NS_R" -b - || return 1
 	ip netns exec "$NS_R" sysctl -qw net.ipv4.ip_forward=1 \
 		net.ipv6.conf.all.forwarding=1 || return 1
+	# B answers vA2 by A's preferred path's router: loose source check.
+	ip netns exec "$NS_A" sysctl -qw net.ipv4.conf.vA2.rp_filter=2 ||
+		return 1
 	{
 		echo "addr add 10.2.0.1/24 dev vB"
 		echo "addr add 10.2.0.3/24 dev vB"
 		echo "addr add 10.2.0.5/24 dev vB"
 		echo "addr add fd02::1/64 dev vB nodad"
 		echo "addr add fd02::3/64 dev vB nodad"
+		echo "addr add 10.2.0.9/24 dev vB"
+		echo "addr add fd02::9/64 dev vB nodad"
 		echo "link set vB mtu 1400 up"
 		echo "route add default via 10.2.0.2"
 		echo "route add default via fd02::2"
@@ -95,6 +122,10 @@ topo()
 		echo "addr add 192.168.6.2/24 dev sttp6"
 		echo "addr add 192.168.8.2/24 dev stt8"
 		echo "addr add 192.168.9.2/24 dev stt9"
+		echo "link add sttl4 type stt remote 10.3.0.1 local 10.2.0.9 key 11"
+		echo "link add sttl6 type stt remote fd03::1 local fd02::9 key 12"
+		echo "addr add 192.168.11.2/24 dev sttl4"
+		echo "addr add 192.168.12.2/24 dev sttl6"
 	} | ip -n "$NS_B" -b - || return 1
 	for ns in "$NS_A" "$NS_B"; do
 		for d in $(stt_devices "$ns"); do
@@ -112,10 +143,12 @@ topo()
 # counter NS NAME: one ethtool -S counter of sttp4 in NS.
 counter() { dev_stat "$1" sttp4 "$2"; }
 
-# route_mtu NS ADDR: the MTU "ip route get" reports for ADDR, if any.
+# route_mtu NS ADDR [OIF]: the MTU "ip route get" reports for ADDR (looked
+# up as a device bound to OIF does), if any.
 route_mtu()
 {
-	ip -n "$1" route get "$2" | sed -n 's/.* mtu \(lock \)\{0,1\}\([0-9]*\).*/\2/p'
+	ip -n "$1" route get "$2" ${3:+oif "$3"} |
+		sed -n 's/.* mtu \(lock \)\{0,1\}\([0-9]*\).*/\2/p'
 }
 
 # tso NS DEV on|off
@@ -272,6 +305,35 @@ pmtu_v4_df_unset()
 		"${XINFO[192.168.5.2]}; $((r1 - r0)) reassembled"
 }
 
+# bound_transfer FAMILY: a transfer through sttl4 or sttl6, bound to vA2,
+# whose remote A prefers to reach by vA: the path MTU is learned for the
+# route the device uses. (The preferred path's route may learn it too: the
+# external device on the port could send there.)
+bound_transfer()
+{
+	local fam=$1 mtu inner remote m learned0 learned1
+
+	if [[ $fam == 4 ]]; then
+		mtu=1400 inner=192.168.11.2 remote=10.2.0.9
+	else
+		mtu=1280 inner=192.168.12.2 remote=fd02::9
+	fi
+	RET=0
+	learned0=$(counter "$NS_A" ns_pmtu_learned)
+	transfer "$inner"
+	learned1=$(counter "$NS_A" ns_pmtu_learned)
+	m=$(route_mtu "$NS_A" "$remote" vA2)
+	[[ "$m" == "$mtu" ]]
+	check_err $? "ip route get $remote oif vA2 shows mtu '${m:-none}', not $mtu (ns_pmtu_learned $learned0 -> $learned1)"
+	log_test "IPv$fam device bound to a second path (dev vA2): path MTU learned for its route" \
+		"${XINFO[$inner]}; $((learned1 - learned0)) ICMP applied"
+}
+
+pmtu_v4_link()
+{
+	bound_transfer 4
+}
+
 pmtu_v6()
 {
 	RET=0
@@ -288,6 +350,11 @@ pmtu_v6()
 pmtu_v6_forged()
 {
 	forged 6 500
+}
+
+pmtu_v6_link()
+{
+	bound_transfer 6
 }
 
 require_root

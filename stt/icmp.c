@@ -11,10 +11,12 @@
  * ours (TCP to an STT port this namespace serves, towards a remote a
  * device sends to, from the address the ICMP was sent to, with a valid
  * ICMP checksum, allowed by the IPsec input policy) updates the path MTU
- * of the route to that remote, as ipv4_update_pmtu() and ip6_update_pmtu()
- * do for the UDP tunnels.  The kernel's own rules apply: min_pmtu (552 by
- * default) is a floor, IPv6 ignores values below 1280, learned values
- * expire after mtu_expires.
+ * of the route to that remote, once for every device that sends there,
+ * looked up by that device's underlay link as xmit.c does: a device bound
+ * with "dev" to a link that is not the preferred way to its remote has a
+ * route (next hop, exception) of its own.  The kernel's own rules apply:
+ * min_pmtu (552 by default) is a floor, IPv6 ignores values below 1280,
+ * learned values expire after mtu_expires.
  *
  * The next frames are then cut by TSO or GSO to the smaller outer MSS,
  * which xmit.c takes from the route.  The inner MTU does not change and
@@ -45,11 +47,28 @@ struct stt_icmp_quote {
 	__be16		dport;
 };
 
+/* What an ICMP message teaches, for stt_port_walk_senders(). */
+struct stt_pmtu {
+	struct net	*net;
+	struct sk_buff	*skb;	/* data (v4) or network header (v6): the quote */
+	u32		mtu;
+};
+
 /* Is the ICMP message at @off of @skb intact (checksum)? */
 static bool stt_icmp_csum_ok(struct sk_buff *skb, unsigned int off, u8 proto,
 			     u8 family)
 {
 	return !nf_checksum(skb, NF_INET_LOCAL_IN, off, proto, family);
+}
+
+/* The IPv4 route lookup binds to the link whatever the source address,
+ * as transmit's does.
+ */
+static void stt_pmtu4_learn(const struct stt_config *cfg, void *arg)
+{
+	const struct stt_pmtu *u = arg;
+
+	ipv4_update_pmtu(u->skb, u->net, u->mtu, cfg->link, IPPROTO_TCP);
 }
 
 void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb)
@@ -62,8 +81,9 @@ void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb)
 	struct icmphdr _ih;
 	struct iphdr _qiph;
 	struct stt_port *sp;
+	struct stt_pmtu u;
 	unsigned int qoff;
-	u32 mtu;
+	unsigned int n;
 
 	ih = skb_header_pointer(skb, off, sizeof(_ih), &_ih);
 	if (!ih || ih->type != ICMP_DEST_UNREACH ||
@@ -81,27 +101,54 @@ void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb)
 	if (!sp)
 		return;	/* some other TCP's: not ours to judge */
 
-	mtu = ntohs(ih->un.frag.mtu);
-	if (!mtu || qiph->saddr != ip_hdr(skb)->daddr ||
+	u.mtu = ntohs(ih->un.frag.mtu);
+	if (!u.mtu || qiph->saddr != ip_hdr(skb)->daddr ||
 	    !xfrm4_policy_check(NULL, XFRM_POLICY_IN, skb) ||
-	    !stt_port_sends_to(sp, false, &qiph->daddr) ||
-	    !stt_icmp_csum_ok(skb, off, IPPROTO_ICMP, NFPROTO_IPV4)) {
+	    !stt_icmp_csum_ok(skb, off, IPPROTO_ICMP, NFPROTO_IPV4) ||
+	    !pskb_may_pull(skb, qoff + qiph->ihl * 4)) {
 		stt_ns_inc(sn, STT_NS_PMTU_IGNORED);
 		return;
 	}
 
 	/* ipv4_update_pmtu() reads the quoted header at skb->data. */
-	if (!pskb_may_pull(skb, qoff + qiph->ihl * 4)) {
-		stt_ns_inc(sn, STT_NS_PMTU_IGNORED);
-		return;
-	}
+	qiph = (const struct iphdr *)(skb->data + qoff);
+	u.net = sn->net;
+	u.skb = skb;
 	__skb_pull(skb, qoff);
-	ipv4_update_pmtu(skb, sn->net, mtu, 0, IPPROTO_TCP);
+	n = stt_port_walk_senders(sp, false, &qiph->daddr, stt_pmtu4_learn,
+				  &u);
 	__skb_push(skb, qoff);
-	stt_ns_inc(sn, STT_NS_PMTU_LEARNED);
+	stt_ns_inc(sn, n ? STT_NS_PMTU_LEARNED : STT_NS_PMTU_IGNORED);
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
+/* ip6_update_pmtu() would look the route up from the quoted source
+ * address, and with a source address the IPv6 lookup only prefers the
+ * link (ip6_route_output_flags()); transmit leaves the source to the route
+ * when the device has no local address, and then the link binds.  So the
+ * route is looked up with transmit's key (an external device's source is
+ * per packet: the quoted one) and the MTU given to that route.
+ */
+static void stt_pmtu6_learn(const struct stt_config *cfg, void *arg)
+{
+	const struct stt_pmtu *u = arg;
+	const struct ipv6hdr *qip6h = ipv6_hdr(u->skb);
+	struct flowi6 fl6 = {
+		.flowi6_oif = cfg->link,
+		.flowi6_mark = IP6_REPLY_MARK(u->net, u->skb->mark),
+		.flowi6_proto = IPPROTO_TCP,
+		.daddr = qip6h->daddr,
+		.saddr = cfg->collect_md ? qip6h->saddr : cfg->key.u.ipv6.src,
+		.flowi6_uid = sock_net_uid(u->net, NULL),
+	};
+	struct dst_entry *dst;
+
+	dst = ip6_route_output(u->net, NULL, &fl6);
+	if (!dst->error && dst->ops->update_pmtu)
+		dst->ops->update_pmtu(dst, NULL, u->skb, u->mtu, true);
+	dst_release(dst);
+}
+
 void stt_icmp6_rcv(struct stt_net *sn, struct sk_buff *skb, unsigned int off)
 {
 	const struct stt_icmp_quote *q;
@@ -111,13 +158,15 @@ void stt_icmp6_rcv(struct stt_net *sn, struct sk_buff *skb, unsigned int off)
 	struct ipv6hdr _qip6h;
 	struct icmp6hdr _ih;
 	struct stt_port *sp;
+	struct stt_pmtu u;
 	unsigned int qoff;
-	__be32 mtu;
+	unsigned int n;
+	int noff;
 
 	ih = skb_header_pointer(skb, off, sizeof(_ih), &_ih);
 	if (!ih || ih->icmp6_type != ICMPV6_PKT_TOOBIG || ih->icmp6_code)
 		return;
-	mtu = ih->icmp6_mtu;
+	u.mtu = ntohl(ih->icmp6_mtu);
 	qoff = off + sizeof(_ih);
 	qip6h = skb_header_pointer(skb, qoff, sizeof(_qip6h), &_qip6h);
 	/* Our senders put TCP right after the IPv6 header. */
@@ -130,22 +179,25 @@ void stt_icmp6_rcv(struct stt_net *sn, struct sk_buff *skb, unsigned int off)
 	if (!sp)
 		return;
 
-	if (!mtu ||
+	if (!u.mtu ||
 	    !ipv6_addr_equal(&qip6h->saddr, &ipv6_hdr(skb)->daddr) ||
 	    !xfrm6_policy_check(NULL, XFRM_POLICY_IN, skb) ||
-	    !stt_port_sends_to(sp, true, &qip6h->daddr) ||
 	    !stt_icmp_csum_ok(skb, off, IPPROTO_ICMPV6, NFPROTO_IPV6) ||
 	    !pskb_may_pull(skb, qoff + sizeof(_qip6h))) {
 		stt_ns_inc(sn, STT_NS_PMTU_IGNORED);
 		return;
 	}
 
-	/* ip6_update_pmtu() reads the quoted header at skb->data. */
-	__skb_pull(skb, qoff);
-	ip6_update_pmtu(skb, sn->net, mtu, 0,
-			IP6_REPLY_MARK(sn->net, skb->mark),
-			sock_net_uid(sn->net, NULL));
-	__skb_push(skb, qoff);
-	stt_ns_inc(sn, STT_NS_PMTU_LEARNED);
+	/* The route's update_pmtu reads the quoted header at the network
+	 * header; the stack gets the ICMP message back as it was.
+	 */
+	noff = skb_network_offset(skb);
+	skb_set_network_header(skb, qoff);
+	u.net = sn->net;
+	u.skb = skb;
+	n = stt_port_walk_senders(sp, true, &ipv6_hdr(skb)->daddr,
+				  stt_pmtu6_learn, &u);
+	skb_set_network_header(skb, noff);
+	stt_ns_inc(sn, n ? STT_NS_PMTU_LEARNED : STT_NS_PMTU_IGNORED);
 }
 #endif

@@ -134,26 +134,38 @@ err_free:
 	return ERR_PTR(err);
 }
 
-/* Does a device on @sp send to @addr?  An external device sends anywhere.
- * For ICMP about our segments, so rare that a walk of the table is fine.
- * RCU held.
+/* Call @fn(cfg, @arg) with the configuration of every device on @sp that
+ * sends to @addr (an external device sends anywhere) and return how many
+ * there were.  For ICMP about our segments, so rare that a walk of the
+ * table is fine.  RCU held.
  */
-bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr)
+unsigned int stt_port_walk_senders(struct stt_port *sp, bool ipv6,
+				   const void *addr,
+				   void (*fn)(const struct stt_config *cfg,
+					      void *arg),
+				   void *arg)
 {
+	const struct stt_config *cfg;
+	unsigned int n = 0;
 	struct stt_dev *stt;
 	int i;
 
-	if (rcu_access_pointer(sp->md_dev))
-		return true;
+	stt = rcu_dereference(sp->md_dev);
+	cfg = stt ? rcu_dereference(stt->cfg) : NULL;
+	if (cfg) {
+		fn(cfg, arg);
+		n++;
+	}
 	for (i = 0; i < STT_KEY_HASH_SIZE; i++) {
 		hlist_for_each_entry_rcu(stt, &sp->keys[i], hnode) {
-			const struct stt_config *cfg = rcu_dereference(stt->cfg);
-
-			if (cfg && stt_cfg_remote_is(cfg, ipv6, addr))
-				return true;
+			cfg = rcu_dereference(stt->cfg);
+			if (cfg && stt_cfg_remote_is(cfg, ipv6, addr)) {
+				fn(cfg, arg);
+				n++;
+			}
 		}
 	}
-	return false;
+	return n;
 }
 
 static void stt_port_sock_release(struct stt_port *sp)

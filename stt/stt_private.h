@@ -235,7 +235,11 @@ void stt_port_unlink(struct stt_dev *stt, const struct stt_config *cfg);
 struct stt_port *stt_port_lookup(struct stt_net *sn, __be16 port);
 struct stt_dev *stt_port_find_dev(struct stt_port *sp, __be64 key, bool ipv6,
 				  const void *remote);
-bool stt_port_sends_to(struct stt_port *sp, bool ipv6, const void *addr);
+unsigned int stt_port_walk_senders(struct stt_port *sp, bool ipv6,
+				   const void *addr,
+				   void (*fn)(const struct stt_config *cfg,
+					      void *arg),
+				   void *arg);
 
 /* netlink.c */
 int stt_netlink_init(void);
