@@ -518,25 +518,30 @@ def c_fuzz(c, n):
     return pkts, n
 
 
+def inner_tcp_partial(i, payload):
+    """the i-th inner Ethernet/IPv4/TCP packet of a stream 198.51.100.1 ->
+    203.0.113.2 (sequence numbers follow on), with checksum partial: the
+    TCP field holds the pseudo-header sum, as the sender's stack leaves it
+    for TSO"""
+    src, dst = bytes([198, 51, 100, 1]), bytes([203, 0, 113, 2])
+    tl = 20 + len(payload)
+    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + tl, i & 0xffff,
+                     0x4000, 64, 6, 0, src, dst)
+    ip = ip[:10] + struct.pack('!H', fold(csum(ip))) + ip[12:]
+    ph = fold(csum(src + dst + struct.pack('!xBH', 6, tl)))
+    th = struct.pack('!HHIIBBHHH', 9, 9, 1 + i * len(payload), 1, 5 << 4,
+                     TH_ACK | TH_PSH, 0xffff, ~ph & 0xffff, 0)
+    eth = b'\x02\x00\x00\x00\xee\x02' + b'\x02\x00\x00\x00\xee\x01' + \
+        struct.pack('!H', ETH_P_IP)
+    return eth + ip + th + payload
+
+
 def c_mss_tiny(c, n):
     """inner TCP (198.51.100.1 -> 203.0.113.2, 1000 bytes) with checksum
     partial and MSS 1..47: the receiver raises it (rx_mss_clamped)"""
     pkts = []
     for i in range(n):
-        payload = bytes(1000)
-        src, dst = bytes([198, 51, 100, 1]), bytes([203, 0, 113, 2])
-        tl = 20 + len(payload)
-        ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + tl, i & 0xffff,
-                         0x4000, 64, 6, 0, src, dst)
-        ip = ip[:10] + struct.pack('!H', fold(csum(ip))) + ip[12:]
-        # checksum partial: the field holds the pseudo-header sum, as
-        # the sender's stack leaves it for TSO
-        ph = fold(csum(src + dst + struct.pack('!xBH', 6, tl)))
-        th = struct.pack('!HHIIBBHHH', 9, 9, 1 + i * 1000, 1, 5 << 4,
-                         TH_ACK | TH_PSH, 0xffff, ~ph & 0xffff, 0)
-        eth = b'\x02\x00\x00\x00\xee\x02' + b'\x02\x00\x00\x00\xee\x01' + \
-            struct.pack('!H', ETH_P_IP)
-        f = c.frame(eth + ip + th + payload,
+        f = c.frame(inner_tcp_partial(i, bytes(1000)),
                     flags=F_PARTIAL | F_IPV4 | F_TCP, l4=34, mss=1 + i % 47)
         pkts.append(c.whole4(f))
     return pkts, n
@@ -551,18 +556,7 @@ def c_gso_small_segs(c, n):
     pkts = []
     frames = (n + 19) // 20
     for i in range(frames):
-        payload = random.randbytes(3 * 1400)
-        src, dst = bytes([198, 51, 100, 1]), bytes([203, 0, 113, 2])
-        tl = 20 + len(payload)
-        ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + tl, i & 0xffff,
-                         0x4000, 64, 6, 0, src, dst)
-        ip = ip[:10] + struct.pack('!H', fold(csum(ip))) + ip[12:]
-        ph = fold(csum(src + dst + struct.pack('!xBH', 6, tl)))
-        th = struct.pack('!HHIIBBHHH', 9, 9, 1 + i * len(payload), 1, 5 << 4,
-                         TH_ACK | TH_PSH, 0xffff, ~ph & 0xffff, 0)
-        eth = b'\x02\x00\x00\x00\xee\x02' + b'\x02\x00\x00\x00\xee\x01' + \
-            struct.pack('!H', ETH_P_IP)
-        f = c.frame(eth + ip + th + payload,
+        f = c.frame(inner_tcp_partial(i, random.randbytes(3 * 1400)),
                     flags=F_PARTIAL | F_IPV4 | F_TCP, l4=34, mss=1400)
         pkts += c.segs4(f, 64)
     return pkts, frames
