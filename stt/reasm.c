@@ -193,8 +193,14 @@ static void stt_reasm_expire(struct work_struct *work)
 		queue_delayed_work(system_power_efficient_wq, &r->expire_work,
 				   max_t(long, next - jiffies, 1));
 
-	if (expired)
+	if (expired) {
+		/* Receive writes the per-CPU statistics in softirq context:
+		 * not to be interrupted by it (32-bit counters).
+		 */
+		local_bh_disable();
 		stt_ns_add(sn, STT_NS_DROP_REASM_TIMEOUT, expired);
+		local_bh_enable();
+	}
 	stt_free_list(free);
 }
 

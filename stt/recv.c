@@ -420,20 +420,6 @@ drop:
 	kfree_skb(skb);
 }
 
-/* The hooks run in softirq context, except after an NFQUEUE verdict:
- * nf_reinject() runs the remaining hooks from the verdict's sendmsg(), in
- * process context with bottom halves enabled, and receive assumes softirq
- * (gro_cells' per-CPU queue and its NAPI poll, per-CPU statistics).
- * Nested in softirq context, local_bh_disable() costs next to nothing.
- */
-static void stt_rcv_segment_bh(struct stt_net *sn, struct sk_buff *skb,
-			       bool ipv6)
-{
-	local_bh_disable();
-	stt_rcv_segment(sn, skb, ipv6);
-	local_bh_enable();
-}
-
 /* An outer packet to our port that is no STT segment we accept: count it
  * as a segment and as @why, and keep it from TCP.
  */
@@ -446,8 +432,8 @@ static unsigned int stt_hook_drop(struct stt_net *sn, struct sk_buff *skb,
 	return NF_STOLEN;
 }
 
-static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
-				 const struct nf_hook_state *state)
+static unsigned int stt_hook4(struct sk_buff *skb,
+			      const struct nf_hook_state *state)
 {
 	struct stt_net *sn = stt_pernet(state->net);
 	const struct iphdr *iph = ip_hdr(skb);
@@ -481,7 +467,7 @@ static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
 		return stt_hook_drop(sn, skb, STT_NS_DROP_POLICY);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
-	stt_rcv_segment_bh(sn, skb, false);
+	stt_rcv_segment(sn, skb, false);
 	return NF_STOLEN;
 }
 
@@ -509,8 +495,8 @@ static bool stt_ipv6_has_frag_hdr(const struct sk_buff *skb, int off)
 	return false;
 }
 
-static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
-				 const struct nf_hook_state *state)
+static unsigned int stt_hook6(struct sk_buff *skb,
+			      const struct nf_hook_state *state)
 {
 	struct stt_net *sn = stt_pernet(state->net);
 	u8 nexthdr = ipv6_hdr(skb)->nexthdr;
@@ -562,8 +548,41 @@ static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
 	skb_postpull_rcsum(skb, skb->data, thoff);
 	__skb_pull(skb, thoff);
 	skb_reset_transport_header(skb);
-	stt_rcv_segment_bh(sn, skb, true);
+	stt_rcv_segment(sn, skb, true);
 	return NF_STOLEN;
+}
+#endif
+
+/* The hooks run in softirq context, except after an NFQUEUE verdict:
+ * nf_reinject() runs the remaining hooks from the verdict's sendmsg(), in
+ * process context with bottom halves enabled.  Everything behind them
+ * assumes softirq: gro_cells' per-CPU queue and its NAPI poll, and the
+ * per-CPU statistics, whose writers a softirq on the same CPU must not
+ * interrupt where 64-bit counters are not atomic (32-bit: a seqcount and
+ * plain adds; the ICMP and drop counts as much as receive's).  Nested in
+ * softirq context, local_bh_disable() costs next to nothing.
+ */
+static unsigned int stt_nf_hook4(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
+{
+	unsigned int verdict;
+
+	local_bh_disable();
+	verdict = stt_hook4(skb, state);
+	local_bh_enable();
+	return verdict;
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+static unsigned int stt_nf_hook6(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
+{
+	unsigned int verdict;
+
+	local_bh_disable();
+	verdict = stt_hook6(skb, state);
+	local_bh_enable();
+	return verdict;
 }
 #endif
 

@@ -177,10 +177,22 @@ static inline struct stt_net *stt_pernet(const struct net *net)
 	return net_generic(net, stt_net_id);
 }
 
+/* The per-CPU statistics are written in softirq context (receive,
+ * transmit) and elsewhere only with bottom halves or interrupts off: where
+ * 64-bit counters are not atomic (32-bit: a seqcount and plain adds), a
+ * softirq on the same CPU must not interrupt an update.  Lockdep kernels
+ * check it on every architecture.
+ */
+static inline void stt_stats_assert_bh(void)
+{
+	lockdep_assert_once(in_softirq() || irqs_disabled());
+}
+
 static inline void stt_ns_inc(struct stt_net *sn, enum stt_ns_stat s)
 {
 	struct stt_ns_stats *st = get_cpu_ptr(sn->stats);
 
+	stt_stats_assert_bh();
 	u64_stats_update_begin(&st->syncp);
 	u64_stats_inc(&st->cnt[s]);
 	u64_stats_update_end(&st->syncp);
@@ -191,6 +203,7 @@ static inline void stt_ns_add(struct stt_net *sn, enum stt_ns_stat s, u64 v)
 {
 	struct stt_ns_stats *st = get_cpu_ptr(sn->stats);
 
+	stt_stats_assert_bh();
 	u64_stats_update_begin(&st->syncp);
 	u64_stats_add(&st->cnt[s], v);
 	u64_stats_update_end(&st->syncp);
@@ -202,6 +215,7 @@ static inline void stt_dev_add(struct stt_dev *stt, enum stt_dev_stat s,
 {
 	struct stt_dev_stats *st = get_cpu_ptr(stt->stats);
 
+	stt_stats_assert_bh();
 	u64_stats_update_begin(&st->syncp);
 	u64_stats_add(&st->cnt[s], v);
 	u64_stats_update_end(&st->syncp);
