@@ -355,6 +355,45 @@ change_attrs_under_traffic()
 		"running connection: $old (figure, not judged)"
 }
 
+# slow_route_setup DELAY_US NAME: slow every route cache lookup down by
+# DELAY_US with helpers/stt_slow_route.ko and route 10.9.9.9 into a dummy
+# device on A; returns 1 after reporting test NAME skipped when the helper
+# cannot load.
+slow_route_setup()
+{
+	if ! insmod "$SLOW_KO" delay_us="$1" 2>"$TMP/insmod.err"; then
+		log_skip "$2" \
+			"cannot slow the route cache down: $(head -1 "$TMP/insmod.err")"
+		return 1
+	fi
+	a ip link add dummy0 type dummy && a ip link set dummy0 up &&
+		a ip route add 10.9.9.9/32 dev dummy0
+	check_err $? "cannot route 10.9.9.9 into a dummy device"
+}
+
+# slow_route_teardown: undo slow_route_setup; prints how many lookups the
+# helper slowed down.
+slow_route_teardown()
+{
+	sed -n 's/^delayed //p' /sys/kernel/debug/stt_slow_route
+	rmmod stt_slow_route
+	a ip link del dummy0
+}
+
+# ping_flood_cpus SECS: a ping flood from A to B over the tunnel for SECS
+# seconds from every CPU, in the background; the PIDs go to FLOOD_PIDS.
+ping_flood_cpus()
+{
+	local cpu
+
+	FLOOD_PIDS=()
+	for ((cpu = 0; cpu < $(nproc); cpu++)); do
+		a taskset -c "$cpu" ping -f -q -w "$1" 192.168.0.2 \
+			>/dev/null 2>&1 &
+		FLOOD_PIDS+=($!)
+	done
+}
+
 # A transmit that read the configuration before a change and looks its
 # route up after the change must not leave the old remote's route in the
 # device's route cache: readers of the old configuration are waited for
@@ -365,38 +404,25 @@ change_attrs_under_traffic()
 # then ping B from every CPU.
 remote_change_route_cache()
 {
-	local round pids cpu res bad=
+	local name="remote changed under traffic: no CPU keeps the old route"
+	local round res bad=
 
 	RET=0
-	if ! insmod "$SLOW_KO" delay_us=6000 2>"$TMP/insmod.err"; then
-		log_skip "remote changed under traffic: no CPU keeps the old route" \
-			"cannot slow the route cache down: $(head -1 "$TMP/insmod.err")"
-		return 0
-	fi
-	a ip link add dummy0 type dummy && a ip link set dummy0 up &&
-		a ip route add 10.9.9.9/32 dev dummy0
-	check_err $? "cannot route 10.9.9.9 into a dummy device"
+	slow_route_setup 6000 "$name" || return 0
 	for ((round = 1; round <= ROUNDS; round++)); do
-		pids=()
-		for ((cpu = 0; cpu < $(nproc); cpu++)); do
-			a taskset -c "$cpu" ping -f -q -w 3 192.168.0.2 \
-				>/dev/null 2>&1 &
-			pids+=($!)
-		done
+		ping_flood_cpus 3
 		sleep 1
 		a ip link set stt0 type stt remote 10.9.9.9
 		sleep 0.5
 		a ip link set stt0 type stt remote 10.0.0.2
-		wait "${pids[@]}"
+		wait "${FLOOD_PIDS[@]}"
 		res=$(pings_from_cpus 5 1)
 		grep -qE 'cpu[0-9]+:[0-2]( |$)' <<<"$res" && bad+=" round $round: $res;"
 	done
 	[[ -z "$bad" ]]
 	check_err $? "answered pings per CPU after the remote came back (of 5):$bad"
-	res=$(sed -n 's/^delayed //p' /sys/kernel/debug/stt_slow_route)
-	rmmod stt_slow_route
-	a ip link del dummy0
-	log_test "remote changed under traffic: no CPU keeps the old route" \
+	res=$(slow_route_teardown)
+	log_test "$name" \
 		"$ROUNDS rounds on $(nproc) CPUs, $res route cache lookups slowed (delay_us=6000)"
 }
 
@@ -417,17 +443,11 @@ nft_packets()
 # every tunnel packet whose route belongs to the other remote.
 remote_change_no_stale_route()
 {
-	local round cpu i pids res v4 v6 bad4 bad6
+	local name="remote family changed under traffic: no stale route"
+	local round i res v4 v6 bad4 bad6
 
 	RET=0
-	if ! insmod "$SLOW_KO" delay_us=3000 2>"$TMP/insmod.err"; then
-		log_skip "remote family changed under traffic: no stale route" \
-			"cannot slow the route cache down: $(head -1 "$TMP/insmod.err")"
-		return 0
-	fi
-	a ip link add dummy0 type dummy && a ip link set dummy0 up &&
-		a ip route add 10.9.9.9/32 dev dummy0
-	check_err $? "cannot route 10.9.9.9 into a dummy device"
+	slow_route_setup 3000 "$name" || return 0
 	a nft -f - <<-EOF
 	table inet stt_route {
 		counter ok4 { }
@@ -448,12 +468,7 @@ remote_change_no_stale_route()
 	# one, and a remote of the other family would then be refused.
 	a ip link set stt0 type stt remote 10.9.9.9 local 10.0.0.1
 	for ((round = 1; round <= ROUNDS; round++)); do
-		pids=()
-		for ((cpu = 0; cpu < $(nproc); cpu++)); do
-			a taskset -c "$cpu" ping -f -q -w 3 192.168.0.2 \
-				>/dev/null 2>&1 &
-			pids+=($!)
-		done
+		ping_flood_cpus 3
 		sleep 0.5
 		for ((i = 0; i < 4; i++)); do
 			a ip link set stt0 type stt remote fd00::2 local fd00::1
@@ -461,7 +476,7 @@ remote_change_no_stale_route()
 			a ip link set stt0 type stt remote 10.9.9.9 local 10.0.0.1
 			sleep 0.2
 		done
-		wait "${pids[@]}"
+		wait "${FLOOD_PIDS[@]}"
 	done
 	v4=$(nft_packets ok4) v6=$(nft_packets ok6)
 	bad4=$(nft_packets bad4) bad6=$(nft_packets bad6)
@@ -469,14 +484,12 @@ remote_change_no_stale_route()
 	check_err $? "traffic did not use both routes (10.9.9.9 by dummy0: $v4, fd00::2 by vA: $v6)"
 	[[ "$bad4" == 0 && "$bad6" == 0 ]]
 	check_err $? "packets on the other remote's route: IPv4 to 10.9.9.9 not by dummy0: $bad4, IPv6 to fd00::2 not by vA: $bad6"
-	res=$(sed -n 's/^delayed //p' /sys/kernel/debug/stt_slow_route)
-	rmmod stt_slow_route
 	a nft delete table inet stt_route
 	a ip link set stt0 type stt remote 10.0.0.2 local 10.0.0.1
-	a ip link del dummy0
+	res=$(slow_route_teardown)
 	tunnel_ok
 	check_err $? "the tunnel does not work after the changes"
-	log_test "remote family changed under traffic: no stale route" \
+	log_test "$name" \
 		"$ROUNDS rounds, $v4 IPv4 and $v6 IPv6 packets, $res route cache lookups slowed (delay_us=3000)"
 }
 
