@@ -810,8 +810,17 @@ int stt_fraglist_fit(struct sk_buff *skb)
 	skb->len = skb_headlen(skb);
 	skb->data_len = 0;
 
-	if (stt_fill_frags(skb, p, n, &i, head_want) != head_want)
+	/* From here on stt_pieces_fit() has vouched for every step: the
+	 * payload exceeds one MSS (stt_apply_offloads() set gso_size only
+	 * then), so the head fills, and no skb runs out of fragments before
+	 * its MSS.  The checks below keep a broken invariant from building a
+	 * frame that skb_segment() would mis-cut; debug kernels warn.
+	 */
+	if (unlikely(stt_fill_frags(skb, p, n, &i, head_want) != head_want)) {
+		DEBUG_NET_WARN_ON_ONCE(1);
+		err = -EINVAL;
 		goto err_list;	/* the frame is no longer whole: drop it */
+	}
 	skb->len += head_want;
 	skb->data_len += head_want;
 
@@ -837,9 +846,9 @@ int stt_fraglist_fit(struct sk_buff *skb)
 		tail = &m->next;
 		skb->len += got;
 		skb->data_len += got;
-		if (got < mss && i < n) {
-			/* stt_pieces_fit() said otherwise: never taken */
-			err = -E2BIG;
+		if (unlikely(got < mss && i < n)) {
+			DEBUG_NET_WARN_ON_ONCE(1);
+			err = -EINVAL;
 			goto err_list;
 		}
 	}
