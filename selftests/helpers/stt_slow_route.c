@@ -8,39 +8,54 @@
  * not a microsecond window, so a test can show whether that route
  * outlives the change.
  *
- *   insmod stt_slow_route.ko delay_us=6000
+ *   insmod stt_slow_route.ko delay_us=6000 cpu=0
+ *
+ * With cpu=N only CPU N's lookups wait (default -1: every CPU's).  One
+ * slow CPU beside fast ones is what exposes a stale cache best: the
+ * fast CPUs go on transmitting, and changing the configuration, while the
+ * slow one is between its configuration and its route.
  *
  * The delay is a busy wait where the lookup is made (kprobe handlers run
  * with preemption off; in transmit, bottom halves are off too), as on a
- * slow CPU.  Counter of delayed lookups: /sys/kernel/debug/stt_slow_route.
+ * slow CPU.  It watches the clock rather than calling udelay(): under QEMU
+ * TCG the CPUs' delay calibrations can be far off (in one guest, 60
+ * udelay(100) lasted 7 us on CPU 1 and about 40 ms on CPU 0).
+ * /sys/kernel/debug/stt_slow_route counts the delayed lookups and the
+ * time they waited in all (lookups on other CPUs than cpu= not counted).
  *
  * Built for the selftests only (selftests/helpers), never installed.
  */
 
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 
 static unsigned int delay_us = 6000;
 module_param(delay_us, uint, 0444);
 MODULE_PARM_DESC(delay_us, "Microseconds each route cache lookup waits");
+static int cpu = -1;
+module_param(cpu, int, 0444);
+MODULE_PARM_DESC(cpu, "Only this CPU's lookups wait (-1: every CPU's)");
 
 static atomic_long_t sr_delayed;
+static atomic64_t sr_waited_ns;
 static struct dentry *sr_debugfs;
 
 static int sr_pre(struct kprobe *kp, struct pt_regs *regs)
 {
-	/* udelay() is only good for short waits: step by 100 us. */
-	unsigned int left = delay_us;
+	u64 start, now;
 
-	while (left) {
-		unsigned int step = min(left, 100U);
-
-		udelay(step);
-		left -= step;
-	}
+	if (cpu >= 0 && smp_processor_id() != cpu)
+		return 0;
+	start = ktime_get_ns();
+	do {
+		cpu_relax();
+		now = ktime_get_ns();
+	} while (now - start < delay_us * (u64)NSEC_PER_USEC);
 	atomic_long_inc(&sr_delayed);
+	atomic64_add(now - start, &sr_waited_ns);
 	return 0;
 }
 
@@ -56,6 +71,8 @@ static struct kprobe *sr_probe_ptrs[ARRAY_SIZE(sr_probes)];
 static int sr_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "delayed %ld\n", atomic_long_read(&sr_delayed));
+	seq_printf(m, "waited_ms %llu\n",
+		   div_u64(atomic64_read(&sr_waited_ns), NSEC_PER_MSEC));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sr);
