@@ -26,6 +26,7 @@
  * Built for the selftests only (selftests/helpers), never installed.
  */
 
+#include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -81,6 +82,12 @@ static int __init sr_init(void)
 {
 	int i, err;
 
+	/* A CPU that does not exist would slow nothing, silently. */
+	if (cpu < -1 || cpu >= (int)nr_cpu_ids) {
+		pr_err("stt_slow_route: cpu=%d: no such CPU (0-%u, or -1)\n",
+		       cpu, nr_cpu_ids - 1);
+		return -EINVAL;
+	}
 	for (i = 0; i < ARRAY_SIZE(sr_probes); i++)
 		sr_probe_ptrs[i] = &sr_probes[i];
 	err = register_kprobes(sr_probe_ptrs, ARRAY_SIZE(sr_probe_ptrs));
