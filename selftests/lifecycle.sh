@@ -372,12 +372,17 @@ slow_route_setup()
 }
 
 # slow_route_teardown: undo slow_route_setup; prints how many lookups the
-# helper slowed down and the time they waited in all ("N route cache
-# lookups slowed, M ms in all").
+# helper slowed down, the time they waited in all and the delay it was
+# loaded with ("N route cache lookups slowed, M ms in all (CPU C: D ms
+# each)").
 slow_route_teardown()
 {
-	awk '/^delayed/ { n = $2 } /^waited_ms/ { ms = $2 }
-	     END { printf "%d route cache lookups slowed, %d ms in all\n", n, ms }' \
+	local par=/sys/module/stt_slow_route/parameters
+
+	awk -v cpu="$(<"$par/cpu")" -v us="$(<"$par/delay_us")" \
+		'/^delayed/ { n = $2 } /^waited_ms/ { ms = $2 }
+		 END { printf "%d route cache lookups slowed, %d ms in all " \
+			"(CPU %d: %g ms each)\n", n, ms, cpu, us / 1000 }' \
 		/sys/kernel/debug/stt_slow_route
 	rmmod stt_slow_route
 	a ip link del dummy0
@@ -426,7 +431,7 @@ remote_change_route_cache()
 	check_err $? "answered pings per CPU after the remote came back (of 5):$bad"
 	res=$(slow_route_teardown)
 	log_test "$name" \
-		"$ROUNDS rounds on $(nproc) CPUs, $res (CPU 0: 40 ms each)"
+		"$ROUNDS rounds on $(nproc) CPUs, $res"
 }
 
 # nft_packets NAME: packets counted by the named counter in inet stt_route.
@@ -442,8 +447,9 @@ nft_packets()
 # family, an IPv6 packet would go to ip_output() with an IPv4 route.
 # The remote flips between 10.9.9.9 (a dummy device) and fd00::2 (the
 # veth) under a ping flood from every CPU, with CPU 0's route cache
-# lookups slowed down so that the change and the transmits overlap; output hooks count
-# every tunnel packet whose route belongs to the other remote.
+# lookups slowed down so that the change and the transmits overlap;
+# output hooks count every tunnel packet whose route belongs to the other
+# remote.
 remote_change_no_stale_route()
 {
 	local name="remote family changed under traffic: no stale route"
@@ -493,7 +499,7 @@ remote_change_no_stale_route()
 	tunnel_ok
 	check_err $? "the tunnel does not work after the changes"
 	log_test "$name" \
-		"$ROUNDS rounds, $v4 IPv4 and $v6 IPv6 packets, $res (CPU 0: 20 ms each)"
+		"$ROUNDS rounds, $v4 IPv4 and $v6 IPv6 packets, $res"
 }
 
 create_delete_cycles()
