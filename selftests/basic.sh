@@ -139,10 +139,11 @@ hook_calls()
 
 # A namespace that never had an STT device has no STT hook: its locally
 # delivered packets never enter stt.ko (counted with a kprobe on the IPv4
-# hook). Its first device registers them.
+# hook). Its first device registers them; a first request that is
+# refused leaves none behind.
 no_stt_no_hook()
 {
-	local t=/sys/kernel/tracing before after ns
+	local t=/sys/kernel/tracing before refused after ns
 
 	RET=0
 	if ! echo 'p:stt/stt_hook4 stt_nf_hook4' >"$t/kprobe_events" 2>/dev/null; then
@@ -156,6 +157,13 @@ no_stt_no_hook()
 	: >"$t/trace"
 	ip netns exec "$ns" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
 	before=$(hook_calls)
+	# Refused first requests leave the namespace as they found it: one
+	# refused early (a local socket holds the port), one late
+	# (register_netdevice() rejects the name).
+	refused_first_requests "$ns"
+	: >"$t/trace"
+	ip netns exec "$ns" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
+	refused=$(hook_calls)
 	stt_add stt5 "$ns" id 5 remote 192.0.2.9
 	check_err $? "cannot create a device in $ns"
 	: >"$t/trace"
@@ -166,10 +174,41 @@ no_stt_no_hook()
 	cleanup_ns "$ns"
 	[[ "$before" == 0 ]]
 	check_err $? "$before hook calls for 10 packets in a namespace without STT"
+	[[ "$refused" == 0 ]]
+	check_err $? "$refused hook calls for 10 packets after two refused requests"
 	[[ "$after" -ge 10 ]]
 	check_err $? "only $after hook calls for 10 packets once the namespace has a device"
 	log_test "namespace without STT: no hook on its packets" \
-		"hook calls for 10 local packets: $before without a device, $after with one"
+		"hook calls for 10 local packets: $before without a device, $refused after two refused requests, $after with one"
+}
+
+# refused_first_requests NS: two requests for the first STT device of NS
+# that fail, one before the port is reserved and one after.
+refused_first_requests()
+{
+	local ns=$1 pid out ready
+
+	ready=$(mktemp)
+	ip netns exec "$ns" python3 -I -c '
+import socket, time
+s = socket.socket()
+s.bind(("0.0.0.0", 7471))
+s.listen()
+print("ready", flush=True)
+time.sleep(60)' >"$ready" &
+	pid=$!
+	busywait 10000 grep -q ready "$ready" >/dev/null
+	check_err $? "the TCP listener on port 7471 did not start"
+	out=$(stt_add stt5 "$ns" id 5 remote 192.0.2.9 2>&1)
+	check_fail $? "a device was created on a port a local socket holds"
+	[[ $out == *"Cannot reserve the STT port"* ]]
+	check_err $? "port held: no 'Cannot reserve the STT port' in: $out"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "$ready"
+	out=$(ip netns exec "$ns" python3 -I "$STT_MODULE_DIR/selftests/stt_nl.py" \
+	      add bad/name remote=192.0.2.9 2>&1)
+	check_fail $? "a device named bad/name was created"
 }
 
 module_reload()

@@ -336,7 +336,7 @@ int stt_configure(struct net *net, struct net_device *dev,
 
 err_port:
 	if (created)
-		stt_port_put_new(sp);
+		stt_port_put_new(sn, sp);
 	return err;
 }
 

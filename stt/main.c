@@ -74,6 +74,25 @@ err_stats:
 	return err;
 }
 
+/* Undo stt_net_activate() when the request that activated the namespace
+ * failed and left it without a port: it must not keep paying a hook on
+ * every packet it delivers.  A namespace that has a port keeps it all
+ * until it exits.  RTNL held.
+ */
+void stt_net_deactivate_unused(struct stt_net *sn)
+{
+	ASSERT_RTNL();
+	if (!sn->active || !list_empty(&sn->port_list))
+		return;
+	stt_hooks_unregister(sn->net);
+	/* Packets inside the hooks may have seen the refused port. */
+	synchronize_net();
+	stt_reasm_exit(sn);
+	free_percpu(sn->stats);
+	sn->stats = NULL;
+	sn->active = false;
+}
+
 /* Devices whose underlay is this namespace go with it, wherever they live.
  * Through stt_dellink(), as for any other deletion: it unhooks the device
  * from its port and frees its configuration, which ndo_uninit does not.

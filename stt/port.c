@@ -78,6 +78,13 @@ static int stt_port_sock(struct net *net, int family, __be16 port,
 	return 0;
 }
 
+static void stt_port_sock_release(struct stt_port *sp)
+{
+	if (sp->sock6)
+		sock_release(sp->sock6);
+	sock_release(sp->sock4);
+}
+
 /* RCU (receive, ICMP) or RTNL (configuration) held. */
 struct stt_port *stt_port_lookup(struct stt_net *sn, __be16 port)
 {
@@ -101,11 +108,6 @@ struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
 	if (sp)
 		return sp;
 
-	/* The namespace's first port: hooks, counters, reassembly. */
-	err = stt_net_activate(sn);
-	if (err)
-		return ERR_PTR(err);
-
 	sp = kzalloc_obj(*sp, GFP_KERNEL);
 	if (!sp)
 		return ERR_PTR(-ENOMEM);
@@ -119,16 +121,20 @@ struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created)
 #if IS_ENABLED(CONFIG_IPV6)
 	err = stt_port_sock(sn->net, AF_INET6, port, &sp->sock6);
 	if (err && err != -EAFNOSUPPORT)
-		goto err_sock4;
+		goto err_sock;
 #endif
+	/* The namespace's first port: hooks, counters, reassembly.  Only
+	 * once the port is reserved, so that a port in use costs nothing.
+	 */
+	err = stt_net_activate(sn);
+	if (err)
+		goto err_sock;
 	list_add_rcu(&sp->list, &sn->port_list);
 	*created = true;
 	return sp;
 
-#if IS_ENABLED(CONFIG_IPV6)
-err_sock4:
-	sock_release(sp->sock4);
-#endif
+err_sock:
+	stt_port_sock_release(sp);	/* sock6 is still NULL if it failed */
 err_free:
 	kfree(sp);
 	return ERR_PTR(err);
@@ -168,21 +174,16 @@ unsigned int stt_port_walk_senders(struct stt_port *sp, bool ipv6,
 	return n;
 }
 
-static void stt_port_sock_release(struct stt_port *sp)
-{
-	if (sp->sock6)
-		sock_release(sp->sock6);
-	sock_release(sp->sock4);
-}
-
 /* Undo a port record created by a request that then failed: a refused
- * request must not leave the port reserved.  RTNL held, no device on it.
+ * request must not leave the port reserved, nor, if it was the
+ * namespace's first, the namespace hooked.  RTNL held, no device on it.
  */
-void stt_port_put_new(struct stt_port *sp)
+void stt_port_put_new(struct stt_net *sn, struct stt_port *sp)
 {
 	list_del_rcu(&sp->list);
 	stt_port_sock_release(sp);
 	kfree_rcu(sp, rcu);
+	stt_net_deactivate_unused(sn);
 }
 
 /* Namespace exit: hooks are unregistered and no device is left. */

@@ -157,7 +157,7 @@ struct stt_reasm {
 
 struct stt_net {
 	struct net		*net;
-	bool			active;	/* has had a port: hooks, stats, reasm */
+	bool			active;	/* has a port: hooks, stats, reasm */
 	struct list_head	dev_list;	/* devices doing I/O here */
 	struct list_head	port_list;	/* struct stt_port (RCU) */
 	struct stt_ns_stats __percpu *stats;	/* from stt_net_activate() */
@@ -168,6 +168,7 @@ extern unsigned int stt_net_id;
 
 /* main.c */
 int stt_net_activate(struct stt_net *sn);
+void stt_net_deactivate_unused(struct stt_net *sn);
 
 extern unsigned int stt_reasm_max_mem;
 extern unsigned int stt_reasm_timeout_ms;
@@ -238,7 +239,7 @@ void stt_dellink(struct net_device *dev, struct list_head *head);
 
 /* port.c */
 struct stt_port *stt_port_get(struct stt_net *sn, __be16 port, bool *created);
-void stt_port_put_new(struct stt_port *sp);
+void stt_port_put_new(struct stt_net *sn, struct stt_port *sp);
 void stt_ports_free(struct stt_net *sn);
 int stt_port_check_clash(struct stt_port *sp, struct stt_dev *self,
 			 const struct stt_config *cfg,
