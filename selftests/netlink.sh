@@ -471,6 +471,10 @@ bad_families()
 		ipn link add s9 type stt remote 2001:db8::2 local 192.0.2.1
 	refused "$msg" nl add s9 remote=192.0.2.2 local=2001:db8::1
 	refused "$msg" nl add s9 remote=2001:db8::2 local=192.0.2.1
+	# A local and no remote: the remote is what is missing, whatever
+	# the local's family.
+	refused "STT needs a remote address" nl add s9 local=192.0.2.1
+	refused "STT needs a remote address" nl add s9 local=2001:db8::1
 
 	# On a change, against the device's current remote.
 	ipn link add s0 type stt remote 192.0.2.2
@@ -519,7 +523,17 @@ bad_remote()
 		ipn link add s9 type stt remote 2001:db8::2 local ff02::1
 	refused "Local must be a unicast IPv6 address" \
 		nl add s9 remote=2001:db8::2 local=ff02::1
-	log_test "multicast / zero / broadcast remote or local: refused"
+	refused "Local must be a unicast IPv4 address" \
+		nl add s9 remote=192.0.2.2 local=255.255.255.255
+	refused "Local must be a unicast IPv4 address" \
+		ipn link add s9 type stt remote 192.0.2.2 local 255.255.255.255
+	# An IPv4-mapped IPv6 address: such a device would send by IPv4 and
+	# wait for IPv6 frames that never come.
+	refused "Remote must not be an IPv4-mapped IPv6 address" \
+		nl add s9 remote=::ffff:192.0.2.2
+	refused "Local must not be an IPv4-mapped IPv6 address" \
+		nl add s9 remote=2001:db8::2 local=::ffff:192.0.2.1
+	log_test "multicast / zero / broadcast / IPv4-mapped remote or local: refused"
 }
 
 # A link-local address names no device: without one the route lookup

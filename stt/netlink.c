@@ -105,6 +105,12 @@ static int stt_validate(struct nlattr *tb[], struct nlattr *data[],
 					    "Remote must be a unicast IPv6 address");
 			return -EINVAL;
 		}
+		/* Sent by IPv4, answered by IPv4: never an IPv6 frame. */
+		if (type & IPV6_ADDR_MAPPED) {
+			NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_REMOTE6],
+					    "Remote must not be an IPv4-mapped IPv6 address: give the IPv4 address");
+			return -EINVAL;
+		}
 	}
 	if (data[IFLA_STT_LOCAL6]) {
 		struct in6_addr a = nla_get_in6_addr(data[IFLA_STT_LOCAL6]);
@@ -118,12 +124,21 @@ static int stt_validate(struct nlattr *tb[], struct nlattr *data[],
 					    "Local must be a unicast IPv6 address");
 			return -EINVAL;
 		}
+		if (ipv6_addr_type(&a) & IPV6_ADDR_MAPPED) {
+			NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_LOCAL6],
+					    "Local must not be an IPv4-mapped IPv6 address: give the IPv4 address");
+			return -EINVAL;
+		}
 	}
-	if (data[IFLA_STT_LOCAL] &&
-	    ipv4_is_multicast(nla_get_in_addr(data[IFLA_STT_LOCAL]))) {
-		NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_LOCAL],
-				    "Local must be a unicast IPv4 address");
-		return -EINVAL;
+	/* 0.0.0.0 is no local address: the route chooses one (the default). */
+	if (data[IFLA_STT_LOCAL]) {
+		__be32 a = nla_get_in_addr(data[IFLA_STT_LOCAL]);
+
+		if (ipv4_is_multicast(a) || ipv4_is_lbcast(a)) {
+			NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_LOCAL],
+					    "Local must be a unicast IPv4 address");
+			return -EINVAL;
+		}
 	}
 	if (data[IFLA_STT_PORT] && !nla_get_be16(data[IFLA_STT_PORT])) {
 		NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_PORT],
@@ -227,6 +242,11 @@ static int stt_nl2cfg(struct net *net, struct nlattr *tb[],
 		cfg->key.u.ipv4.src = nla_get_in_addr(data[IFLA_STT_LOCAL]);
 	}
 	if (data[IFLA_STT_LOCAL6]) {
+		/* With no address yet, a local makes the configuration IPv6:
+		 * what is missing is then reported as the remote.
+		 */
+		if (!cfg->ipv6 && !cfg->key.u.ipv4.dst && !cfg->key.u.ipv4.src)
+			cfg->ipv6 = true;
 		if (!cfg->ipv6) {
 			NL_SET_ERR_MSG_ATTR(extack, data[IFLA_STT_LOCAL6],
 					    "Local and remote address must be of the same family");

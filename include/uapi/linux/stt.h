@@ -14,11 +14,13 @@
  * IFLA_STT_REMOTE6 (struct in6_addr)
  *	Far end of a point-to-point tunnel.  Exactly one of the two is needed
  *	unless IFLA_STT_COLLECT_METADATA is set, in which case neither is
- *	allowed.  Only frames from this address reach the device.
+ *	allowed.  Only frames from this address reach the device.  Unicast;
+ *	an IPv4-mapped IPv6 address is refused (give the IPv4 address).
  * IFLA_STT_LOCAL (struct in_addr, network order)
  * IFLA_STT_LOCAL6 (struct in6_addr)
  *	Source address of transmitted frames.  Optional (default: chosen by the
- *	route to the remote); must be of the remote's family.
+ *	route to the remote, also for 0.0.0.0 and ::); must be unicast, not
+ *	IPv4-mapped, and of the remote's family.
  * IFLA_STT_PORT (__be16)
  *	Destination TCP port of the outer header, and the port the device
  *	receives on.  Default 7471 (IANA).  Port 0 is refused.
