@@ -133,6 +133,17 @@ no_cap_net_admin()
 	check_fail $? "root without CAP_NET_ADMIN deleted a device"
 	ip link del sttp2 2>/dev/null
 	log_test "root without CAP_NET_ADMIN cannot create/change/delete"
+
+	# The port is reserved by binding it, and binding a privileged port
+	# needs CAP_NET_BIND_SERVICE: the refusal says so.
+	RET=0
+	out=$(capsh --drop=cap_net_bind_service -- -c \
+		'ip link add sttp3 type stt remote 10.9.0.2 dstport 80' 2>&1)
+	check_fail $? "root without CAP_NET_BIND_SERVICE created a device on port 80"
+	[[ $out == *"needs CAP_NET_BIND_SERVICE"* ]]
+	check_err $? "no 'needs CAP_NET_BIND_SERVICE' in: $out"
+	ip link del sttp3 2>/dev/null
+	log_test "dstport 80 without CAP_NET_BIND_SERVICE: refused, and why"
 }
 
 userns_ok()

@@ -307,6 +307,11 @@ int stt_configure(struct net *net, struct net_device *dev,
 		if (PTR_ERR(sp) == -EADDRINUSE)
 			NL_SET_ERR_MSG(extack,
 				       "Cannot reserve the STT port: a local socket uses it");
+		else if (PTR_ERR(sp) == -EACCES)
+			NL_SET_ERR_MSG(extack,
+				       "Reserving a port below net.ipv4.ip_unprivileged_port_start needs CAP_NET_BIND_SERVICE");
+		else
+			NL_SET_ERR_MSG(extack, "Cannot reserve the STT port");
 		return PTR_ERR(sp);
 	}
 
