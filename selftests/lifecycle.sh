@@ -35,6 +35,7 @@ ALL_TESTS="
 	del_underlay_netns_device_elsewhere
 	rmmod_under_traffic
 	change_attrs_under_traffic
+	recv_change_keeps_device
 	remote_change_route_cache
 	remote_change_no_stale_route
 	create_delete_cycles
@@ -353,6 +354,43 @@ change_attrs_under_traffic()
 	check_err $? "tunnel dead after the changes"
 	log_test "change ttl/tos/df/remote/id/local under traffic" \
 		"running connection: $old (figure, not judged)"
+}
+
+# ns_drop_no_device: B's frames that found no device (ethtool -S stt0).
+ns_drop_no_device()
+{
+	b ethtool -S stt0 | awk '$1 == "ns_drop_no_device:" { print $2 }'
+}
+
+# A change that keeps the receiver's context ID (ttl, tos, df) leaves the
+# device where received frames find it: none that arrives meanwhile may
+# be dropped for want of a device (or handed to an external device on the
+# port).
+recv_change_keeps_device()
+{
+	local i d0 d1 n=0 fail=0
+
+	RET=0
+	d0=$(ns_drop_no_device)
+	ip netns exec "$NS_A" ping -f -q -w 6 192.168.0.2 >/dev/null 2>&1 &
+	TRAFFIC_PIDS+=($!)
+	sleep 1
+	for ((i = 1; i <= 20; i++)); do
+		for args in "ttl $((i + 1))" "tos 0x$((i % 8))0" "df inherit" \
+			    "ttl auto" "tos 0" "df set"; do
+			# shellcheck disable=SC2086
+			b ip link set stt0 type stt $args || fail=$((fail + 1))
+			n=$((n + 1))
+		done
+	done
+	stop_traffic
+	d1=$(ns_drop_no_device)
+	((fail == 0))
+	check_err $? "$fail of $n changes refused"
+	((d1 == d0))
+	check_err $? "$((d1 - d0)) frames dropped for want of a device during $n changes of B's ttl/tos/df"
+	log_test "receiver's ttl/tos/df changed under traffic: no frame finds no device" \
+		"$n changes"
 }
 
 # slow_route_setup DELAY_US NAME: slow CPU 0's route cache lookups down by

@@ -365,13 +365,22 @@ int stt_reconfigure(struct net_device *dev, const struct stt_config *cfg,
 	if (!ncfg)
 		return -ENOMEM;
 
-	stt_port_unlink(stt, old);
-	/* Readers may still walk the old hash chain: let them finish before
-	 * the node joins another one.
-	 */
-	synchronize_net();
-	rcu_assign_pointer(stt->cfg, ncfg);
-	stt_port_link(stt, sp, ncfg);
+	if (ncfg->key.tun_id == old->key.tun_id) {
+		/* Same chain (or the port's external device): receive reads
+		 * the remote from the configuration, so publishing it is all.
+		 * Off the table even briefly, the device would lose the
+		 * frames that arrive meanwhile.
+		 */
+		rcu_assign_pointer(stt->cfg, ncfg);
+	} else {
+		stt_port_unlink(stt, old);
+		/* Readers may still walk the old hash chain: let them
+		 * finish before the node joins another one.
+		 */
+		synchronize_net();
+		rcu_assign_pointer(stt->cfg, ncfg);
+		stt_port_link(stt, sp, ncfg);
+	}
 	dev->needed_headroom = stt_needed_headroom(ncfg);
 	/* Transmits that read the old configuration may still be using its
 	 * route cache: it goes with the configuration, after them.
