@@ -5,8 +5,9 @@
 # tc over an external STT device: the "tunnel_key set" / "flower enc_key_id
 # ... tunnel_key unset" example of Documentation/networking/stt.rst, in
 # both directions, over IPv4 and IPv6 underlays, with pings and
-# sha256-checked TCP transfers between the two "VMs"; flower's enc_dst_port,
-# enc_tos and enc_ttl matches against what tunnel_key set; "tc -s"
+# sha256-checked TCP transfers between the two "VMs"; flower's
+# enc_src_ip/enc_dst_ip, enc_dst_port, enc_tos and enc_ttl matches against
+# what tunnel_key set, and other values that must not match; "tc -s"
 # counters; and the 32-bit limit of tc's key ids.
 #
 #   +- $VA ------+   +- $HA -----------------+   +- $HB -----------------+   +- $VB ------+
@@ -33,6 +34,7 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="
 	underlay_ipv4
 	underlay_ipv6
+	enc_addrs
 	enc_dst_port
 	enc_tos_ttl
 	key_32bit
@@ -107,7 +109,7 @@ topo()
 # rules NS LOCAL REMOTE "SET ARGS" "MATCH ARGS" [DEV]: the example of
 # stt.rst in NS: what enters from vm0 gets key 42 from LOCAL to REMOTE
 # (plus SET ARGS) and goes to stt0; what stt0 receives with key 42 from
-# REMOTE (plus MATCH ARGS) loses its metadata and goes to vm0. DEV (default
+# REMOTE to LOCAL (plus MATCH ARGS) loses its metadata and goes to vm0. DEV (default
 # stt0) is the device whose ingress has the flower filter.
 rules()
 {
@@ -120,7 +122,7 @@ rules()
 		action tunnel_key set id $KEY src_ip "$l" dst_ip "$r" $set \
 		action mirred egress redirect dev stt0 &&
 	tc -n "$ns" filter add dev "$dev" ingress flower enc_key_id $KEY \
-		enc_src_ip "$r" $match \
+		enc_src_ip "$r" enc_dst_ip "$l" $match \
 		action tunnel_key unset \
 		action mirred egress redirect dev vm0
 }
@@ -200,6 +202,35 @@ underlay_ipv4()
 underlay_ipv6()
 {
 	flow 6
+}
+
+# flower enc_src_ip and enc_dst_ip match the outer addresses (every rule
+# above has both); a filter for another source or destination takes
+# nothing.
+enc_addrs()
+{
+	local fam l r w c0 c1 rule ll rr what
+
+	for fam in 4 6; do
+		if [[ $fam == 4 ]]; then
+			l=$UL4_B r=$UL4_A w=192.0.2.99
+		else
+			l=$UL6_B r=$UL6_A w=2001:db8::99
+		fi
+		for rule in "$w $r enc_dst_ip" "$l $w enc_src_ip"; do
+			read -r ll rr what <<<"$rule"
+			RET=0
+			both "$fam" "" "" && rules "$HB" "$ll" "$rr" "" ""
+			check_err $? "tc rules with $what $w failed"
+			c0=$(pkts "$HB" stt0)
+			ping_none "$VA" "$VM_B"
+			check_err $? "ping answered through flower $what $w: $PING_OUT"
+			c1=$(pkts "$HB" stt0)
+			((c1 == c0))
+			check_err $? "flower $what $w counted $((c1 - c0)) frames"
+			log_test "IPv$fam: flower $what $w does not match $r -> $l"
+		done
+	done
 }
 
 # tunnel_key set dst_port sends to another port, where another external
