@@ -131,10 +131,15 @@ netns_delete()
 	log_test "deleting a netns holding stt devices"
 }
 
-# hook_calls: how often the IPv4 receive hook has run since hook_probe.
+# hook_calls NS: how often the IPv4 receive hook (traced by the kprobe
+# stt/stt_hook4) runs for 5 pings of 127.0.0.1 in NS (10 packets).
 hook_calls()
 {
-	grep -c ' stt_hook4:' /sys/kernel/tracing/trace
+	local t=/sys/kernel/tracing
+
+	: >"$t/trace"
+	ip netns exec "$1" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
+	grep -c ' stt_hook4:' "$t/trace"
 }
 
 # A namespace that never had an STT device has no STT hook: its locally
@@ -153,22 +158,15 @@ no_stt_no_hook()
 	fi
 	echo 1 >"$t/events/stt/stt_hook4/enable"
 	setup_ns ns
-	ip -n "$ns" link set lo up
-	: >"$t/trace"
-	ip netns exec "$ns" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
-	before=$(hook_calls)
+	before=$(hook_calls "$ns")
 	# Refused first requests leave the namespace as they found it: one
 	# refused early (a local socket holds the port), one late
 	# (register_netdevice() rejects the name).
 	refused_first_requests "$ns"
-	: >"$t/trace"
-	ip netns exec "$ns" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
-	refused=$(hook_calls)
+	refused=$(hook_calls "$ns")
 	stt_add stt5 "$ns" id 5 remote 192.0.2.9
 	check_err $? "cannot create a device in $ns"
-	: >"$t/trace"
-	ip netns exec "$ns" ping -q -c 5 -i 0.2 127.0.0.1 >/dev/null
-	after=$(hook_calls)
+	after=$(hook_calls "$ns")
 	echo 0 >"$t/events/stt/stt_hook4/enable"
 	echo '-:stt/stt_hook4' >>"$t/kprobe_events"
 	cleanup_ns "$ns"
@@ -186,26 +184,15 @@ no_stt_no_hook()
 # that fail, one before the port is reserved and one after.
 refused_first_requests()
 {
-	local ns=$1 pid out ready
+	local ns=$1 out
 
-	ready=$(mktemp)
-	ip netns exec "$ns" python3 -I -c '
-import socket, time
-s = socket.socket()
-s.bind(("0.0.0.0", 7471))
-s.listen()
-print("ready", flush=True)
-time.sleep(60)' >"$ready" &
-	pid=$!
-	busywait 10000 grep -q ready "$ready" >/dev/null
+	tcp_listen "$ns" 7471
 	check_err $? "the TCP listener on port 7471 did not start"
 	out=$(stt_add stt5 "$ns" id 5 remote 192.0.2.9 2>&1)
 	check_fail $? "a device was created on a port a local socket holds"
 	[[ $out == *"Cannot reserve the STT port"* ]]
 	check_err $? "port held: no 'Cannot reserve the STT port' in: $out"
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	rm -f "$ready"
+	tcp_listen_stop
 	out=$(ip netns exec "$ns" python3 -I "$STT_MODULE_DIR/selftests/stt_nl.py" \
 	      add bad/name remote=192.0.2.9 2>&1)
 	check_fail $? "a device named bad/name was created"

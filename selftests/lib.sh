@@ -48,6 +48,8 @@
 #            xfer_once NS_SRV NS_CLI BYTES ADDR (the same with a server
 #            of its own; XFER_INFO),
 #            xfer_check ADDR (check_err on it), servers_stop NS...|--all.
+#            tcp_listen NS PORT (a local TCP listener; LISTEN_PID),
+#            tcp_listen_stop.
 #            Files go to
 #            XFER_DIR (a temporary directory, removed at exit).
 # OVS:       geneve_opts_warn (this kernel's openvswitch.ko WARNs when a
@@ -290,6 +292,7 @@ __lib_exit()
 		cleanup
 	fi
 	servers_stop --all
+	tcp_listen_stop
 	cleanup_all_ns
 	[[ -n "$XFER_DIR" && "$XFER_DIR" == /tmp/stt-xfer-* ]] && rm -rf "$XFER_DIR"
 	exit $rc
@@ -327,6 +330,39 @@ ping_none()
 	shift
 	out=$(ip netns exec "$ns" ping -q -c 3 -i 0.2 -w 2 "$@" 2>&1)
 	[[ $out == *" 0 received"* ]]
+}
+
+# tcp_listen NS PORT: a TCP socket of NS listening on PORT (any address),
+# in the background until tcp_listen_stop (or exit); its PID goes to
+# LISTEN_PID. Returns 1 if it did not start: a caller that wants the port
+# held must check.
+LISTEN_PID=
+tcp_listen()
+{
+	local ready
+
+	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
+	ready=$XFER_DIR/listen-$1-$2
+	: >"$ready"
+	ip netns exec "$1" "$PY" -I -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen()
+print("ready", flush=True)
+time.sleep(300)' "$2" >"$ready" &
+	LISTEN_PID=$!
+	busywait 10000 grep -q ready "$ready" >/dev/null
+}
+
+tcp_listen_stop()
+{
+	[[ -n "$LISTEN_PID" ]] || return 0
+	kill "$LISTEN_PID" 2>/dev/null
+	wait "$LISTEN_PID" 2>/dev/null
+	LISTEN_PID=
+	return 0
 }
 
 # server_start NS: the transfer server of NS (one per namespace), until

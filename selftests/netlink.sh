@@ -698,27 +698,15 @@ bad_external_change_p2p()
 
 bad_port_in_use()
 {
-	local pid
-
 	RET=0
 	# A local TCP socket holds the port: the device cannot reserve it.
-	ip netns exec "$NS" "$PYTHON" -I -c '
-import socket, sys, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", 7990))
-s.listen()
-print("ready", flush=True)
-time.sleep(120)' >"$TMPD/listener" &
-	pid=$!
-	busywait 10000 grep -q ready "$TMPD/listener" >/dev/null
+	tcp_listen "$NS" 7990
 	check_err $? "the TCP listener on port 7990 did not start"
 	refused "Cannot reserve the STT port" \
 		ipn link add s9 type stt remote 192.0.2.2 dstport 7990
 	refused "Cannot reserve the STT port" \
 		ipn link add s9 type stt external dstport 7990
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	tcp_listen_stop
 	log_test "dstport held by a local TCP socket: refused"
 }
 
