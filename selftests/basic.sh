@@ -6,9 +6,11 @@
 # "ip link add ... type stt" creates a device of kind "stt", "ip link del"
 # removes it, create/delete loops and namespace removal leave nothing behind,
 # and the module unloads (with devices present) and loads again. A
-# namespace without STT devices pays no STT hook.
+# namespace without STT devices pays no STT hook, and refused requests
+# for its first device leave it as they found it.
 #
-# No topology: devices only, in the initial namespace and in one netns.
+# Devices only, in the initial namespace and in one netns; one test
+# (refused_then_used) sends pings over stt_pair_setup's two namespaces.
 #
 #   +---- init netns ----+     +---- $NS1 ----------------+
 #   | stt0 (kind stt)    |     | stt1 stt2 stt3 (deleted  |
@@ -28,6 +30,7 @@ ALL_TESTS="
 	create_delete_loop
 	netns_delete
 	no_stt_no_hook
+	refused_then_used
 	module_reload
 "
 
@@ -196,6 +199,34 @@ refused_first_requests()
 	out=$(ip netns exec "$ns" python3 -I "$STT_MODULE_DIR/selftests/stt_nl.py" \
 	      add bad/name remote=192.0.2.9 2>&1)
 	check_fail $? "a device named bad/name was created"
+}
+
+# The first device of a namespace after refused requests for it works:
+# the refusals tore the namespace's STT state down again (hooks,
+# reassembly, statistics), and the device must find it set up anew.
+# Under the debug kernel this is also the teardown path's leak and
+# use-after-free check, which no_stt_no_hook cannot be without kprobes.
+refused_then_used()
+{
+	local rx
+
+	RET=0
+	setup_ns NS_A NS_B
+	stt_pair_underlay
+	check_err $? "cannot set up the underlay"
+	refused_first_requests "$NS_B"
+	stt_pair_tunnel "$NS_A" 192.168.0.1 10.0.0.2 &&
+		stt_pair_tunnel "$NS_B" 192.168.0.2 10.0.0.1
+	check_err $? "cannot create the tunnel after two refused requests"
+	ping_ok "$NS_A" 192.168.0.2
+	check_err $? "no answer through the tunnel: $PING_OUT"
+	rx=$(ip -n "$NS_B" -j -s link show dev stt0 |
+		jq '.[0].stats64.rx.packets')
+	[[ $rx -ge 1 ]]
+	check_err $? "stt0 of $NS_B received $rx packets"
+	cleanup_ns "$NS_A" "$NS_B"
+	log_test "first device after two refused requests receives" \
+		"$rx packets received"
 }
 
 module_reload()
