@@ -41,6 +41,18 @@ static int __net_init stt_net_init(struct net *net)
 	return 0;
 }
 
+/* Free what stt_net_activate() set up, but for the hooks, which must be
+ * gone with the packets inside them.  Reassembly first: its expiry work
+ * counts into the statistics until it is cancelled.  Safe on a
+ * half-activated namespace.
+ */
+static void stt_net_free_state(struct stt_net *sn)
+{
+	stt_reasm_exit(sn);
+	free_percpu(sn->stats);
+	sn->stats = NULL;
+}
+
 /* What a namespace needs once it has an STT port: counters, reassembly,
  * then the hooks, which use both.  RTNL held.
  */
@@ -57,21 +69,14 @@ int stt_net_activate(struct stt_net *sn)
 		return -ENOMEM;
 
 	err = stt_reasm_init(sn);
-	if (err)
-		goto err_stats;
-
-	err = stt_hooks_register(sn->net);
-	if (err)
-		goto err_reasm;
+	if (!err)
+		err = stt_hooks_register(sn->net);
+	if (err) {
+		stt_net_free_state(sn);
+		return err;
+	}
 	sn->active = true;
 	return 0;
-
-err_reasm:
-	stt_reasm_exit(sn);
-err_stats:
-	free_percpu(sn->stats);
-	sn->stats = NULL;
-	return err;
 }
 
 /* Undo stt_net_activate() when the request that activated the namespace
@@ -87,9 +92,7 @@ void stt_net_deactivate_unused(struct stt_net *sn)
 	stt_hooks_unregister(sn->net);
 	/* Packets inside the hooks may have seen the refused port. */
 	synchronize_net();
-	stt_reasm_exit(sn);
-	free_percpu(sn->stats);
-	sn->stats = NULL;
+	stt_net_free_state(sn);
 	sn->active = false;
 }
 
@@ -141,9 +144,8 @@ static void __net_exit stt_net_exit_batch(struct list_head *net_list)
 
 		if (!sn->active)
 			continue;
-		stt_reasm_exit(sn);
+		stt_net_free_state(sn);
 		stt_ports_free(sn);
-		free_percpu(sn->stats);
 	}
 }
 
