@@ -37,6 +37,7 @@ ALL_TESTS="
 	rt_mtu
 	change_only_named
 	change_noop
+	del_notified
 	bad_no_remote
 	bad_external_remote
 	bad_external_id
@@ -416,6 +417,35 @@ change_noop()
 	changes s0 "external dstport 7471"
 	ipn link del s0
 	log_test "a change to the current values, or none, is accepted"
+}
+
+# The RTM_DELLINK that deleting a device sends carries its configuration,
+# as RTM_NEWLINK does: a listener ("ip monitor", a controller) learns
+# which tunnel went away.
+del_notified()
+{
+	local pid out
+
+	RET=0
+	ipn link add s0 type stt id 5 remote 192.0.2.2
+	check_err $? "ip link add s0 failed"
+	# Not through ipn(): $! must be ip itself, not a subshell.
+	ip -n "$NS" -d monitor link >"$TMPD/monitor" 2>&1 &
+	pid=$!
+	# The monitor has subscribed once it reports a change (an MTU: a
+	# down device's alias or state changes are not notified).
+	busywait 10000 bash -c "ip -n $NS link set s0 mtu \$((1300 + RANDOM % 100));
+		grep -q 'mtu 1[34]' '$TMPD/monitor'" >/dev/null
+	check_err $? "ip monitor reported no change of s0"
+	ipn link del s0
+	busywait 10000 grep -q '^Deleted' "$TMPD/monitor" >/dev/null
+	check_err $? "ip monitor reported no deletion of s0"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	out=$(sed -n '/^Deleted/,$p' "$TMPD/monitor")
+	grep -q 'stt id 5 remote 192.0.2.2 ' <<<"$out"
+	check_err $? "RTM_DELLINK without the configuration: $(tail -n 2 <<<"$out")"
+	log_test "deleting a device notifies its configuration"
 }
 
 # ---- refusals ------------------------------------------------------------

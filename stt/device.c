@@ -73,6 +73,17 @@ static const char stt_gauge_names[][ETH_GSTRING_LEN] = {
 #define STT_N_STATS (STT_DEV_STAT_MAX + STT_NS_STAT_MAX + \
 		     ARRAY_SIZE(stt_gauge_names))
 
+static void stt_cfg_free(struct stt_config *cfg)
+{
+	dst_cache_destroy(&cfg->dst_cache);
+	kfree(cfg);
+}
+
+static void stt_cfg_free_rcu(struct rcu_head *head)
+{
+	stt_cfg_free(container_of(head, struct stt_config, rcu));
+}
+
 static int stt_init(struct net_device *dev)
 {
 	struct stt_dev *stt = netdev_priv(dev);
@@ -94,10 +105,18 @@ err_stats:
 	return err;
 }
 
+/* The configuration outlives stt_dellink() up to here: unregistering
+ * reports it in RTM_DELLINK, which is built just before this.
+ */
 static void stt_uninit(struct net_device *dev)
 {
 	struct stt_dev *stt = netdev_priv(dev);
+	struct stt_config *cfg = rtnl_dereference(stt->cfg);
 
+	if (cfg) {
+		RCU_INIT_POINTER(stt->cfg, NULL);
+		call_rcu(&cfg->rcu, stt_cfg_free_rcu);
+	}
 	gro_cells_destroy(&stt->gro_cells);
 	free_percpu(stt->stats);
 }
@@ -277,17 +296,6 @@ static struct stt_config *stt_cfg_dup(const struct stt_config *cfg)
 	return ncfg;
 }
 
-static void stt_cfg_free(struct stt_config *cfg)
-{
-	dst_cache_destroy(&cfg->dst_cache);
-	kfree(cfg);
-}
-
-static void stt_cfg_free_rcu(struct rcu_head *head)
-{
-	stt_cfg_free(container_of(head, struct stt_config, rcu));
-}
-
 int stt_configure(struct net *net, struct net_device *dev,
 		  const struct stt_config *cfg, struct netlink_ext_ack *extack)
 {
@@ -330,8 +338,11 @@ int stt_configure(struct net *net, struct net_device *dev,
 
 	err = register_netdevice(dev);
 	if (err) {
-		RCU_INIT_POINTER(stt->cfg, NULL);
-		stt_cfg_free(ncfg);
+		/* Unless it failed after ndo_init, whose undoing freed it. */
+		if (rtnl_dereference(stt->cfg)) {
+			RCU_INIT_POINTER(stt->cfg, NULL);
+			stt_cfg_free(ncfg);
+		}
 		goto err_port;
 	}
 
@@ -396,8 +407,6 @@ void stt_dellink(struct net_device *dev, struct list_head *head)
 
 	stt_port_unlink(stt, cfg);
 	list_del(&stt->next);
-	RCU_INIT_POINTER(stt->cfg, NULL);
-	call_rcu(&cfg->rcu, stt_cfg_free_rcu);
 	unregister_netdevice_queue(dev, head);
 }
 

@@ -98,7 +98,7 @@ void stt_net_deactivate_unused(struct stt_net *sn)
 
 /* Devices whose underlay is this namespace go with it, wherever they live.
  * Through stt_dellink(), as for any other deletion: it unhooks the device
- * from its port and frees its configuration, which ndo_uninit does not.
+ * from its port, which ndo_uninit does not.
  * (The core has already deleted the devices living in the namespace;
  * the first loop only catches what it may leave.)
  */
