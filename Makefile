@@ -8,7 +8,7 @@
 #                         kernel built from linux-source-6.1 (slow; cached)
 #   make demo             two hosts, an STT tunnel, traffic, a summary
 #   make demo-ovn-hosts   OVN over STT across three QEMU guests: checks, faults,
-#                         STT/Geneve figures (about 15-25 minutes)
+#                         STT/Geneve figures (about 12 minutes)
 #   make install          module + plugin + uapi header (DESTDIR= honoured)
 #   make dkms-install     register the sources with DKMS
 #   make deb              Debian packages stt-dkms and stt-tools in results/deb/
