@@ -96,10 +96,42 @@ ipn()
 	ip -n "$NS" "$@"
 }
 
-# Raw rtnetlink request in $NS (selftests/stt_nl.py).
+# Raw rtnetlink request in $NS: "nl add|set NAME ARGS" (selftests/stt_nl.py
+# for the words), its error on stderr and status 1 if refused. One
+# stt_nl.py serves the whole script (nl_start): under TCG its start,
+# importing pyroute2, costs seconds.
 nl()
 {
-	ip netns exec "$NS" "$PYTHON" -I "$PY_NL" "$@"
+	local reply
+
+	# Not a write to a pipe nobody reads: SIGPIPE would end the script.
+	if [[ -z "${NL[1]:-}" ]] || ! kill -0 "${NL_PID:-}" 2>/dev/null; then
+		echo "stt_nl.py is not running" >&2
+		return 1
+	fi
+	echo "$*" >&"${NL[1]}"
+	if ! read -r -t 60 reply <&"${NL[0]}"; then
+		echo "stt_nl.py: no reply to '$*' within 60 s" >&2
+		return 1
+	fi
+	[[ "$reply" == ok ]] && return 0
+	echo "$reply" >&2
+	return 1
+}
+
+nl_start()
+{
+	coproc NL { ip netns exec "$NS" "$PYTHON" -I "$PY_NL" --serve; }
+}
+
+# nl_stop: end of input ends stt_nl.py.
+nl_stop()
+{
+	local fd=${NL[1]:-}
+
+	[[ -n "$fd" ]] && exec {fd}>&-
+	[[ -n "${NL_PID:-}" ]] && wait "$NL_PID" 2>/dev/null
+	return 0
 }
 
 # Everything "ip -d link show" says about the devices of $NS: a refused
@@ -791,6 +823,7 @@ bad_mtu()
 
 cleanup()
 {
+	nl_stop
 	rm -rf "$TMPD"
 }
 
@@ -808,6 +841,7 @@ ipn link add ul0 type dummy &&
 	ipn addr add 192.0.2.1/24 dev ul0 &&
 	ipn addr add 2001:db8::1/64 dev ul0 nodad &&
 	ipn link set ul0 up || exit 1
+nl_start
 
 tests_run
 tests_exit

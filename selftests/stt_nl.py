@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""One rtnetlink request for selftests/netlink.sh, through pyroute2.
+"""Raw rtnetlink requests for selftests/netlink.sh, through pyroute2.
 
 stt_nl.py {add|set} NAME [mtu=N] [id=N] [remote=A] [local=A] [port=N]
           [ttl=N] [ttl_inherit=N] [tos=N] [df=N] [external] [link=IFINDEX]
+stt_nl.py --serve
 
 One RTM_NEWLINK of kind stt; prints "Error: <extack message>." on stderr
 and exits 1 when the kernel refuses it. ip(8) checks some of these
 combinations itself before it sends anything: this sends whatever it is
 given, so what is tested is the kernel's validation.
+
+With --serve, one request per line of stdin (the same words), one reply
+line each on stdout: "ok" or the error line; until end of input. Under
+TCG, importing pyroute2 costs seconds: a test that sends many requests
+pays it once.
 """
 import ipaddress
 import os
@@ -59,20 +65,38 @@ def request(argv):
         elif key in ('id', 'port', 'ttl', 'ttl_inherit', 'tos', 'df', 'link'):
             req['stt_' + key] = int(val, 0)
         else:
-            sys.exit('stt_nl.py: unknown argument ' + arg)
+            raise ValueError('stt_nl.py: unknown argument ' + arg)
     return req
 
 
+def send(ipr, argv):
+    """Send the request of ARGV; None if accepted, else the error line."""
+    if len(argv) < 2 or argv[0] not in ('add', 'set'):
+        return 'stt_nl.py: expected add|set NAME, got %r' % ' '.join(argv)
+    try:
+        ipr.link(argv[0], ifname=argv[1], **request(argv[2:]))
+    except ValueError as e:
+        return str(e)
+    except NetlinkError as e:
+        return 'Error: %s.' % e.args[1]
+    return None
+
+
+def serve(ipr):
+    for line in sys.stdin:
+        err = send(ipr, line.split())
+        print('ok' if err is None else err, flush=True)
+
+
 def main():
-    op, name = sys.argv[1], sys.argv[2]
-    if op not in ('add', 'set'):
-        sys.exit('stt_nl.py: unknown operation ' + op)
     ifinfmsg.ifinfo.register_link_kind(module={'stt': stt_data})
     with IPRoute(ext_ack=True) as ipr:
-        try:
-            ipr.link(op, ifname=name, **request(sys.argv[3:]))
-        except NetlinkError as e:
-            print('Error: %s.' % e.args[1], file=sys.stderr)
+        if sys.argv[1:] == ['--serve']:
+            serve(ipr)
+            return
+        err = send(ipr, sys.argv[1:])
+        if err is not None:
+            print(err, file=sys.stderr)
             sys.exit(1)
 
 
