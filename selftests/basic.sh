@@ -220,8 +220,7 @@ refused_then_used()
 	check_err $? "cannot create the tunnel after two refused requests"
 	ping_ok "$NS_A" 192.168.0.2
 	check_err $? "no answer through the tunnel: $PING_OUT"
-	rx=$(ip -n "$NS_B" -j -s link show dev stt0 |
-		jq '.[0].stats64.rx.packets')
+	rx=$(link_packets "$NS_B" stt0 rx)
 	[[ $rx -ge 1 ]]
 	check_err $? "stt0 of $NS_B received $rx packets"
 	cleanup_ns "$NS_A" "$NS_B"

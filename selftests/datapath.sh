@@ -168,19 +168,6 @@ offloads()
 	fi
 }
 
-# ---- measuring --------------------------------------------------------------
-
-# link_packets NS DEV rx|tx: DEV's packet count in that direction
-link_packets()
-{
-	local out
-
-	out=$(ip -n "$1" -s -j link show dev "$2")
-	[[ $out =~ \"$3\":\{\"bytes\":[0-9]+,\"packets\":([0-9]+) ]] &&
-		echo "${BASH_REMATCH[1]}"
-}
-
-
 # ---- transfers --------------------------------------------------------------
 
 # "device,inner address,label" for the four underlay x inner cases

@@ -33,6 +33,7 @@
 # Counters:  dev_stat NS DEV NAME (one "ethtool -S" counter), dev_stats
 #            ARRAY NS DEV (all of them into an associative array), stat_of
 #            NAME (one of stt0's in NS_B, the receiver of most tests),
+#            link_packets NS DEV rx|tx (the core's packet count),
 #            reasm_sampler NS DEV SECONDS FILE (reassembly memory over
 #            time, in the background; SAMPLER_PID), reasm_samples_check
 #            FILE [LIMIT] (check_err on samples above the bound; REASM_MAX).
@@ -306,6 +307,12 @@ TCPX=$STT_MODULE_DIR/selftests/stt_tcp.py
 XPORT=${XPORT:-5000}
 XFER_DIR=${XFER_DIR:-}
 
+# xfer_dir: make XFER_DIR on first use (the exit trap removes it).
+xfer_dir()
+{
+	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
+}
+
 # ping_ok NS ARGS...: at least one ping answered within PING_WAIT seconds
 # (5 by default; the first may go to ARP/ND). ping -c 3 -w stops after 3
 # replies, but late replies, duplicates and resends can make it count more.
@@ -341,7 +348,7 @@ tcp_listen()
 {
 	local ready
 
-	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
+	xfer_dir
 	ready=$XFER_DIR/listen-$1-$2
 	: >"$ready"
 	ip netns exec "$1" "$PY" -I -c '
@@ -388,7 +395,7 @@ server_start()
 {
 	local ns=$1
 
-	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
+	xfer_dir
 	: >"$XFER_DIR/srv-$ns.out"
 	# A server that ran before in NS left its .ready: not this one's.
 	rm -f "$XFER_DIR/srv-$ns.out.ready"
@@ -410,7 +417,7 @@ xfer()
 	local sb sh peer n0 i lines=()
 	local -A got
 
-	[[ -n "$XFER_DIR" ]] || XFER_DIR=$(mktemp -d /tmp/stt-xfer-XXXXXX)
+	xfer_dir
 	shift 3
 	mapfile -t lines <"$XFER_DIR/srv-$srv.out"
 	n0=${#lines[@]}
@@ -667,6 +674,14 @@ stat_of() { dev_stat "$NS_B" stt0 "$1"; }
 snmp_stat()
 {
 	ip netns exec "$1" nstat -asz "$2" | awk -v k="$2" '$1 == k { print $2 }'
+}
+
+# link_packets NS DEV rx|tx: DEV's packet count in that direction, as the
+# core counts it (rtnl_link_stats64), empty if DEV is missing.
+link_packets()
+{
+	ip -n "$1" -s -j link show dev "$2" 2>/dev/null |
+		jq -r --arg d "$3" '.[0].stats64[$d].packets // empty'
 }
 
 # reasm_sampler NS DEV SECONDS FILE: in the background until killed, a
