@@ -38,6 +38,7 @@ ALL_TESTS="
 	pmtu_v6
 	pmtu_v6_forged
 	pmtu_v6_link
+	route_mtu_tiny
 "
 
 ICMPX=$STT_MODULE_DIR/selftests/stt_icmp.py
@@ -355,6 +356,48 @@ pmtu_v6_forged()
 pmtu_v6_link()
 {
 	bound_transfer 6
+}
+
+# A route's MTU metric has no lower bound ("ip route add ... mtu 40" is
+# accepted, for IPv6 too), and the outer MSS is that MTU less 40 or 60
+# bytes of headers. Over such routes: with DF unset IP fragments the
+# segments and B still answers. With DF set IP refuses them (IPv4 until
+# the ICMP it sends itself locks the path MTU, below min_pmtu, and it
+# fragments after all; IPv6 throughout): reported, not judged. Either
+# way the host stays up, and once the route is gone the tunnel works
+# again.
+route_mtu_tiny()
+{
+	local r0 r1 dev info=
+	local -A to=([sttp4]=192.168.4.2 [sttdf]=192.168.5.2 [sttp6]=192.168.6.2)
+
+	RET=0
+	ip -n "$NS_A" route add 10.2.0.5/32 via 10.1.0.2 mtu 40 &&
+		ip -n "$NS_A" route add 10.2.0.1/32 via 10.1.0.2 mtu 40 &&
+		ip -n "$NS_A" -6 route add fd02::1/128 via fd01::2 mtu 60
+	check_err $? "cannot add routes with MTU 40 (IPv4) and 60 (IPv6)"
+	r0=$(counter "$NS_B" ns_rx_outer_reassembled)
+	PING_WAIT=10 ping_ok "$NS_A" "${to[sttdf]}"
+	check_err $? "df unset, route MTU 40: no answer: $PING_OUT"
+	r1=$(counter "$NS_B" ns_rx_outer_reassembled)
+	((r1 > r0))
+	check_err $? "ns_rx_outer_reassembled did not move on B ($r0 -> $r1)"
+	info+="df unset: answered, $((r1 - r0)) reassembled; "
+	for dev in sttp4 sttp6; do
+		ping_ok "$NS_A" "${to[$dev]}"
+		info+="$dev over the tiny route: ${PING_OUT:-no summary}; "
+	done
+	ip -n "$NS_A" route del 10.2.0.5/32 &&
+		ip -n "$NS_A" route del 10.2.0.1/32 &&
+		ip -n "$NS_A" -6 route del fd02::1/128
+	check_err $? "cannot delete the routes"
+	# What the lost frames' ICMP taught (route exceptions) went with the
+	# routes.
+	for dev in sttp4 sttdf sttp6; do
+		ping_ok "$NS_A" "${to[$dev]}"
+		check_err $? "$dev: no answer after the routes were deleted: $PING_OUT"
+	done
+	log_test "route MTU 40 / 60: df unset still delivers, the host stays up" "$info"
 }
 
 require_root

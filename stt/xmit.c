@@ -288,6 +288,18 @@ static void stt_xmit_done(struct stt_dev *stt, int err, unsigned int pkt_len,
 	iptunnel_xmit_stats(stt->dev, pkt_len);
 }
 
+/* The outer MSS over a route of @mtu bytes with @hlen bytes of IP and TCP
+ * headers. A route's MTU metric has no lower bound ("ip route add ... mtu
+ * 40" is accepted, for IPv6 too): without a floor the MSS would be zero
+ * (a division by zero below) or a few bytes (a frame cut into thousands of
+ * segments). TCP's own floor serves; what then exceeds the route's MTU is
+ * IP's to fragment or refuse, as for any packet.
+ */
+static unsigned int stt_outer_mss(unsigned int mtu, unsigned int hlen)
+{
+	return max_t(int, (int)mtu - (int)hlen, TCP_MIN_SND_MSS);
+}
+
 /* Describe the inner packet (offloads, VLAN tag) in an STT header, push
  * it and the outer TCP header, and mark the result for TSO with @mss.
  */
@@ -429,7 +441,8 @@ static int stt_xmit4(struct stt_dev *stt, struct sk_buff *skb,
 		df = 0;
 
 	/* header_len: what an IPsec transform adds in front (ESP). */
-	mss = dst_mtu(&rt->dst) - sizeof(*iph) - sizeof(struct tcphdr);
+	mss = stt_outer_mss(dst_mtu(&rt->dst),
+			    sizeof(*iph) + sizeof(struct tcphdr));
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(rt->dst.dev) +
 			      rt->dst.header_len + sizeof(*iph) +
 			      STT_ENCAP_HLEN);
@@ -530,7 +543,7 @@ static int stt_xmit6(struct stt_dev *stt, struct sk_buff *skb,
 	if (!ttl)
 		ttl = ip6_dst_hoplimit(dst);
 
-	mss = dst_mtu(dst) - sizeof(*ip6h) - sizeof(struct tcphdr);
+	mss = stt_outer_mss(dst_mtu(dst), sizeof(*ip6h) + sizeof(struct tcphdr));
 	err = stt_prepare_skb(skb, LL_RESERVED_SPACE(dst->dev) +
 			      dst->header_len + sizeof(*ip6h) +
 			      STT_ENCAP_HLEN);
