@@ -39,6 +39,7 @@ ALL_TESTS="
 	nfqueue_process_context
 	fraglist_forward_sg
 	fraglist_forward_linear
+	multiqueue_underlay
 "
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -434,6 +435,73 @@ fraglist_forward()
 
 fraglist_forward_sg() { fraglist_forward on; }
 fraglist_forward_linear() { fraglist_forward off; }
+
+# ---- multi-queue underlay ----------------------------------------------------
+
+# A multi-queue NIC records the queue a packet came in on (veth: the
+# queue its peer sent it on). The tunnel device has queues of its own,
+# "numrxqueues 2" here: a frame must not arrive there marked with the
+# underlay's queue 5, or RPS, when it is on anywhere on the host, finds
+# no such queue ("received packet on queue 5, but number of RX queues
+# is 2", a WARN). UDP from 64 source ports spreads the outer packets
+# over the sender's 8 queues (an mq qdisc counts them per queue); RPS is
+# turned on at the tunnel device's queue 0.
+multiqueue_underlay()
+{
+	local desc="8-queue underlay, 2-queue tunnel, RPS on: frames delivered"
+	local ns h r rx0 rx1 high n=64 q class pkts
+	local -a sent=()
+
+	RET=0
+	setup_ns NS_Q1 NS_Q2
+	ip link add vq numtxqueues 8 numrxqueues 8 netns "$NS_Q1" type veth \
+		peer name vq numtxqueues 8 numrxqueues 8 netns "$NS_Q2"
+	check_err $? "cannot create an 8-queue veth pair"
+	for ns in "$NS_Q1 1 2" "$NS_Q2 2 1"; do
+		read -r ns h r <<<"$ns"
+		printf '%s\n' "addr add 10.60.0.$h/24 dev vq" "link set vq up" \
+			"link add sttq numrxqueues 2 numtxqueues 2 type stt remote 10.60.0.$r key 60" \
+			"addr add 192.168.60.$h/24 dev sttq" "link set sttq up" |
+			ip -n "$ns" -b -
+		check_err $? "cannot set up $ns"
+	done
+	ip -n "$NS_Q1" link set vq down &&
+		tc -n "$NS_Q1" qdisc replace dev vq root handle 1: mq &&
+		ip -n "$NS_Q1" link set vq up
+	check_err $? "cannot count per queue (mq qdisc on vq)"
+	ip netns exec "$NS_Q2" sh -c 'echo 1 >/sys/class/net/sttq/queues/rx-0/rps_cpus'
+	check_err $? "cannot turn RPS on"
+	busywait 10000 ip netns exec "$NS_Q1" ping -c1 -W1 192.168.60.2 >/dev/null
+	check_err $? "no answer through the tunnel"
+	rx0=$(link_packets "$NS_Q2" sttq rx)
+	ip netns exec "$NS_Q1" "$PY" -I -c '
+import socket, sys
+for i in range(int(sys.argv[1])):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("192.168.60.1", 0))
+    for _ in range(4):
+        s.sendto(b"x" * 64, ("192.168.60.2", 9))
+    s.close()' "$n"
+	check_err $? "the UDP sender failed"
+	busywait 5000 test "$(link_packets "$NS_Q2" sttq rx)" -ge $((rx0 + 4 * n))
+	rx1=$(link_packets "$NS_Q2" sttq rx)
+	mapfile -t sent < <(tc -n "$NS_Q1" -s -j qdisc show dev vq |
+		jq -r '.[] | select(.parent != null and (.parent | startswith("1:"))) |
+		       "\(.parent) \(.packets)"')
+	high=0
+	for q in "${sent[@]}"; do
+		read -r class pkts <<<"$q"
+		# mq's class 1:N is queue N-1, which the receiver records as
+		# its queue N-2: beyond sttq's two from class 1:4 on.
+		((0x${class#1:} >= 4)) && high=$((high + pkts))
+	done
+	((high > 0))
+	check_err $? "no packet left by queues 3-7 (packets per mq class: ${sent[*]})"
+	((rx1 - rx0 >= 4 * n))
+	check_err $? "sttq received $((rx1 - rx0)) of $((4 * n)) datagrams"
+	cleanup_ns "$NS_Q1" "$NS_Q2"
+	log_test "$desc" "received $((rx1 - rx0)), $high sent on queues 3-7"
+}
 
 require_root
 require_stt

@@ -278,6 +278,10 @@ void stt_rcv_frame(struct stt_net *sn, struct sk_buff *skb,
 	}
 
 	skb_scrub_packet(skb, !net_eq(sn->net, dev_net(stt->dev)));
+	/* The underlay's receive queue is not one of ours (RPS would look
+	 * it up among the STT device's queues and WARN): none recorded.
+	 */
+	skb_set_queue_mapping(skb, 0);
 	if (tci & STT_VLAN_VALID)
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
 				       tci & ~STT_VLAN_VALID);
