@@ -213,6 +213,11 @@ malformed_classes()
 	class duplicate		4*N	"ns_drop_duplicate=N ns_reasm_frames=N
 				 ns_reasm_segments=3*N rx_frames_reassembled=N
 				 rx_reassembled_segments=3*N"
+	# A segment inside one held already (GRO merged it with the next
+	# one before its duplicate came): dropped alone, the frame kept.
+	class dup_inside	4*N	"ns_drop_duplicate=2*N ns_reasm_frames=N
+				 ns_reasm_segments=2*N rx_frames_reassembled=N
+				 rx_reassembled_segments=2*N"
 	class l4_past		N	"ns_drop_bad_offload=N"
 	class l4_hdr_out	N	"ns_drop_bad_offload=N"
 	class l4_small		N	"ns_drop_bad_offload=N"

@@ -323,6 +323,18 @@ def c_duplicate(c, n):
     return pkts, n
 
 
+def c_dup_inside(c, n):
+    """two segments as GRO merged them, then each again: 2 duplicates and
+    1 frame each"""
+    pkts = []
+    for _ in range(n):
+        f = c.frame(c.inner_ip4(300))
+        fid = c.next_fid()
+        s = c.segs4(f, 110, fid=fid)
+        pkts += [c.seg4(f[:220], len(f), 0, fid=fid)] + s[:2] + s[2:]
+    return pkts, n
+
+
 def c_l4_past(c, n):
     """checksum partial, L4 offset past the frame: ns_drop_bad_offload"""
     pkts = []

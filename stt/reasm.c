@@ -459,7 +459,13 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 			if (STT_SEG_CB(cur)->offset >= off)
 				break;
 	}
-	if (cur && STT_SEG_CB(cur)->offset == off && cur->len == len) {
+	/* A duplicate, or a segment inside one held already (GRO merged it
+	 * with its neighbours before its duplicate came): it adds nothing,
+	 * and the frame need not go for it.  Only a partial overlap, where
+	 * two segments would disagree on some bytes, kills the frame.
+	 */
+	if ((cur && STT_SEG_CB(cur)->offset == off && cur->len >= len) ||
+	    (prev && STT_SEG_CB(prev)->offset + prev->len >= off + len)) {
 		why = STT_NS_DROP_DUP;
 		goto drop;
 	}
