@@ -16,7 +16,12 @@
 # - GRO-built frag_list packets routed into stt0: from a sender without
 #   scatter-gather (every GRO member a linear, kmalloc'ed skb) and from
 #   one with it, while the underlay cannot take frag_lists: the transfer
-#   must arrive and the kernel must not BUG in skb_segment().
+#   must arrive and the kernel must not BUG in skb_segment();
+# - the same NIC with rx-gro-list on (TCP fraglist GRO, 6.10 and later),
+#   emulated by the module as a wire in a namespace between two others
+#   (W1 -> WM -> W2): a transfer, no checksum drops;
+# - a multi-queue underlay under a tunnel device with fewer queues, RPS
+#   on: no frame arrives marked with a queue the device lacks.
 #
 #   +---- $NS_S -------+   +---- $NS_A (router) ---------+   +---- $NS_B ------------+
 #   | vS 10.50.0.1/24 -+---+ vR 10.50.0.2/24 (GRO on)    |   |                       |
@@ -40,6 +45,7 @@ ALL_TESTS="
 	fraglist_forward_sg
 	fraglist_forward_linear
 	multiqueue_underlay
+	fraglist_gro_complete
 "
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -501,6 +507,81 @@ for i in range(int(sys.argv[1])):
 	check_err $? "sttq received $((rx1 - rx0)) of $((4 * n)) datagrams"
 	cleanup_ns "$NS_Q1" "$NS_Q2"
 	log_test "$desc" "received $((rx1 - rx0)), $high sent on queues 3-7"
+}
+
+# ---- fraglist GRO over CHECKSUM_COMPLETE -------------------------------------
+
+# A NIC that sums (CHECKSUM_COMPLETE) with rx-gro-list on: since 6.10 TCP
+# GRO chains segments of a flow without a local socket, as STT's are,
+# into a frag_list instead of merging them. It validates each segment
+# first, but the head's sum still covers the head alone. Emulated: W1's
+# segments cross a wire in WM (the helper, which sums them as a NIC
+# would) to W2, whose veth runs GRO over them. Every frame that took
+# more than one segment must still arrive: a transfer W1 -> W2, nothing
+# dropped as ns_drop_bad_csum.
+fraglist_gro_complete()
+{
+	local desc="CHECKSUM_COMPLETE receiver with rx-gro-list: transfer, no checksum drops"
+	local ns h r dev k info='' c0 c1 bad0 bad1 segs0 segs1 fr0 fr1 conv
+	local -A d0 d1
+
+	RET=0
+	if [[ ! -f "$CSUM_KO" ]]; then
+		log_skip "$desc" "no $CSUM_KO (make module builds it)"
+		return
+	fi
+	[[ -d /sys/module/stt_csum_complete ]] && rmmod stt_csum_complete
+	setup_ns NS_W1 NS_WM NS_W2
+	ip link add wa netns "$NS_W1" type veth peer name vW1 netns "$NS_WM" &&
+		ip link add vW2 netns "$NS_WM" type veth peer name wb netns "$NS_W2"
+	check_err $? "cannot create the veth pairs"
+	insmod "$CSUM_KO" ifnames=vW1 wire=vW1,vW2
+	check_err $? "insmod $CSUM_KO ifnames=vW1 wire=vW1,vW2 failed"
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	ip -n "$NS_WM" link set vW1 up && ip -n "$NS_WM" link set vW2 up
+	# W1 segments in software (the wire takes one segment at a time);
+	# veth hands W2 a packet for GRO only from a peer without TSO.
+	ip netns exec "$NS_W1" ethtool -K wa tso off >/dev/null &&
+		ip netns exec "$NS_WM" ethtool -K vW2 tso off >/dev/null
+	check_err $? "cannot turn TSO off"
+	for ns in "$NS_W1 1 2 wa" "$NS_W2 2 1 wb"; do
+		read -r ns h r dev <<<"$ns"
+		printf '%s\n' "addr add 10.70.0.$h/24 dev $dev" "link set $dev up" \
+			"link add sttw type stt remote 10.70.0.$r key 70" \
+			"addr add 192.168.70.$h/24 dev sttw" "link set sttw up" |
+			ip -n "$ns" -b -
+		check_err $? "cannot set up $ns"
+	done
+	# veth runs GRO in NAPI mode, which turning GRO on enables.
+	ip netns exec "$NS_W2" ethtool -K wb gro off >/dev/null
+	ip netns exec "$NS_W2" ethtool -K wb gro on rx-gro-list on >/dev/null
+	check_err $? "cannot turn GRO and rx-gro-list on"
+	busywait 10000 ip netns exec "$NS_W1" ping -c1 -W1 192.168.70.2 >/dev/null
+	check_err $? "no answer through the tunnel"
+
+	dev_stats d0 "$NS_W2" sttw
+	c0=$(cc_stat converted)
+	xfer_once "$NS_W2" "$NS_W1" "$XFER_BYTES" 192.168.70.2
+	check_err $? "transfer W1 -> W2 failed: $XFER_INFO"
+	dev_stats d1 "$NS_W2" sttw
+	c1=$(cc_stat converted)
+	rmmod stt_csum_complete
+	cleanup_ns "$NS_W1" "$NS_WM" "$NS_W2"
+
+	conv=$((c1 - c0))
+	((conv > 1000))
+	check_err $? "only $conv segments summed by the wire"
+	bad0=${d0[ns_drop_bad_csum]} bad1=${d1[ns_drop_bad_csum]}
+	((bad1 == bad0))
+	check_err $? "ns_drop_bad_csum +$((bad1 - bad0))"
+	segs0=${d0[ns_rx_segments]} segs1=${d1[ns_rx_segments]}
+	fr0=${d0[rx_frames_reassembled]} fr1=${d1[rx_frames_reassembled]}
+	for k in "${!d1[@]}"; do
+		((d1[$k] != ${d0[$k]:-0})) && info+="$k +$((d1[$k] - ${d0[$k]:-0})) "
+	done
+	log_info "W2 sttw: $info"
+	log_test "$desc" "summed $conv, hook segments +$((segs1 - segs0)), reassembled frames +$((fr1 - fr0))"
 }
 
 require_root

@@ -363,6 +363,14 @@ static void stt_rcv_segment(struct stt_net *sn, struct sk_buff *skb,
 		goto drop;
 	}
 
+	/* TCP fraglist GRO (6.10 on, rx-gro-list) validated every segment
+	 * it chained, and leaves a CHECKSUM_COMPLETE head's sum covering
+	 * the head alone: what it validated is valid, the sum is not.
+	 */
+	if (skb->ip_summed == CHECKSUM_COMPLETE && skb_is_gso(skb) &&
+	    (skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST))
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+
 	/* The checksum first: nothing in the segment is trusted before. */
 	if (ipv6) {
 		if (skb_checksum_init(skb, IPPROTO_TCP, ip6_compute_pseudo))

@@ -8,6 +8,14 @@
  *
  *   insmod stt_csum_complete.ko ifnames=vB[,vA...]
  *
+ *   insmod stt_csum_complete.ko ifnames=vW1 wire=vW1,vW2
+ *
+ * With "wire", the two devices (of one namespace) are joined as by a
+ * cable: what either receives leaves by the other, converted first if
+ * its name is in ifnames.  The receiver behind the wire then runs GRO
+ * over CHECKSUM_COMPLETE packets, as a NIC driver's NAPI does (the
+ * rx_handler alone comes after GRO).
+ *
  * Every device with one of those names, in any namespace, present or
  * registered later, gets an rx_handler.  Non-GSO packets are converted
  * (a CHECKSUM_PARTIAL one, from a local sender on the veth peer, gets its
@@ -31,44 +39,75 @@ static char *ifnames;
 module_param(ifnames, charp, 0444);
 MODULE_PARM_DESC(ifnames, "Comma-separated device names to convert");
 
+static char *wire;
+module_param(wire, charp, 0444);
+MODULE_PARM_DESC(wire, "Two device names, comma-separated: joined by a wire");
+
 static atomic_long_t cc_converted, cc_skipped_gso, cc_skipped_other;
 static struct dentry *cc_debugfs;
 
-static bool cc_wanted(const struct net_device *dev)
+/* The place of @name in the comma-separated @list, or -1. */
+static int cc_index(const char *list, const char *name)
 {
-	const char *p = ifnames;
-	size_t len = strlen(dev->name);
+	size_t len = strlen(name);
+	const char *p = list;
+	int i = 0;
 
 	while (p && *p) {
 		const char *end = strchrnul(p, ',');
 
-		if (end - p == len && !strncmp(p, dev->name, len))
-			return true;
+		if (end - p == len && !strncmp(p, name, len))
+			return i;
 		p = *end ? end + 1 : end;
+		i++;
 	}
-	return false;
+	return -1;
 }
 
-static rx_handler_result_t cc_rx(struct sk_buff **pskb)
+static bool cc_wanted(const struct net_device *dev)
+{
+	return cc_index(ifnames, dev->name) >= 0;
+}
+
+/* The device wired to @dev, if any (RCU). */
+static struct net_device *cc_wire_peer(const struct net_device *dev)
+{
+	char name[IFNAMSIZ];
+	const char *comma;
+
+	if (!wire || cc_index(wire, dev->name) < 0)
+		return NULL;
+	comma = strchr(wire, ',');
+	if (!comma)
+		return NULL;
+	if (cc_index(wire, dev->name) == 0)
+		strscpy(name, comma + 1, sizeof(name));
+	else
+		strscpy(name, wire, min_t(size_t, comma - wire + 1,
+					  sizeof(name)));
+	return dev_get_by_name_rcu(dev_net(dev), name);
+}
+
+/* Convert *@pskb if it is a packet a NIC would sum; on error it is
+ * freed and *@pskb NULL.
+ */
+static void cc_convert(struct sk_buff **pskb)
 {
 	struct sk_buff *skb = *pskb;
 
 	if (skb_is_gso(skb)) {
 		atomic_long_inc(&cc_skipped_gso);
-		return RX_HANDLER_PASS;
+		return;
 	}
 	if (skb->ip_summed != CHECKSUM_NONE &&
 	    skb->ip_summed != CHECKSUM_PARTIAL) {
 		atomic_long_inc(&cc_skipped_other);
-		return RX_HANDLER_PASS;
+		return;
 	}
-	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb)
-		return RX_HANDLER_CONSUMED;
-	*pskb = skb;
 	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb)) {
 		kfree_skb(skb);
-		return RX_HANDLER_CONSUMED;
+		*pskb = NULL;
+		return;
 	}
 	/* As a NIC's fresh skb: nothing validated yet.  veth passes on
 	 * whatever the sender's skb carried.
@@ -79,7 +118,32 @@ static rx_handler_result_t cc_rx(struct sk_buff **pskb)
 	skb->csum = skb_checksum(skb, 0, skb->len, 0);
 	skb->ip_summed = CHECKSUM_COMPLETE;
 	atomic_long_inc(&cc_converted);
-	return RX_HANDLER_PASS;
+}
+
+static rx_handler_result_t cc_rx(struct sk_buff **pskb)
+{
+	struct net_device *peer = cc_wire_peer((*pskb)->dev);
+	struct sk_buff *skb;
+
+	skb = skb_share_check(*pskb, GFP_ATOMIC);
+	*pskb = skb;
+	if (!skb)
+		return RX_HANDLER_CONSUMED;
+	if (cc_wanted(skb->dev)) {
+		cc_convert(pskb);
+		skb = *pskb;
+		if (!skb)
+			return RX_HANDLER_CONSUMED;
+	}
+	if (!peer)
+		return RX_HANDLER_PASS;
+	/* Out by the peer, Ethernet header and all: the sum then covers it,
+	 * and the receiver's eth_type_trans() takes it out again.
+	 */
+	skb_push_rcsum(skb, skb->data - skb_mac_header(skb));
+	skb->dev = peer;
+	dev_queue_xmit(skb);
+	return RX_HANDLER_CONSUMED;
 }
 
 static int cc_netdev_event(struct notifier_block *nb, unsigned long event,
@@ -90,7 +154,7 @@ static int cc_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_REGISTER:
-		if (!cc_wanted(dev))
+		if (!cc_wanted(dev) && (!wire || cc_index(wire, dev->name) < 0))
 			break;
 		err = netdev_rx_handler_register(dev, cc_rx, NULL);
 		if (err)
