@@ -465,21 +465,21 @@ multiqueue_underlay()
 	check_err $? "cannot create an 8-queue veth pair"
 	for ns in "$NS_Q1 1 2" "$NS_Q2 2 1"; do
 		read -r ns h r <<<"$ns"
-		printf '%s\n' "addr add 10.60.0.$h/24 dev vq" "link set vq up" \
-			"link add sttq numrxqueues 2 numtxqueues 2 type stt remote 10.60.0.$r key 60" \
-			"addr add 192.168.60.$h/24 dev sttq" "link set sttq up" |
-			ip -n "$ns" -b -
+		ip -n "$ns" addr add "10.60.0.$h/24" dev vq &&
+			ip -n "$ns" link set vq up &&
+			stt_pair_tunnel "$ns" "192.168.60.$h" "10.60.0.$r" \
+				numrxqueues 2 numtxqueues 2
 		check_err $? "cannot set up $ns"
 	done
 	ip -n "$NS_Q1" link set vq down &&
 		tc -n "$NS_Q1" qdisc replace dev vq root handle 1: mq &&
 		ip -n "$NS_Q1" link set vq up
 	check_err $? "cannot count per queue (mq qdisc on vq)"
-	ip netns exec "$NS_Q2" sh -c 'echo 1 >/sys/class/net/sttq/queues/rx-0/rps_cpus'
+	ip netns exec "$NS_Q2" sh -c 'echo 1 >/sys/class/net/stt0/queues/rx-0/rps_cpus'
 	check_err $? "cannot turn RPS on"
 	busywait 10000 ip netns exec "$NS_Q1" ping -c1 -W1 192.168.60.2 >/dev/null
 	check_err $? "no answer through the tunnel"
-	rx0=$(link_packets "$NS_Q2" sttq rx)
+	rx0=$(link_packets "$NS_Q2" stt0 rx)
 	ip netns exec "$NS_Q1" "$PY" -I -c '
 import socket, sys
 for i in range(int(sys.argv[1])):
@@ -489,8 +489,8 @@ for i in range(int(sys.argv[1])):
         s.sendto(b"x" * 64, ("192.168.60.2", 9))
     s.close()' "$n"
 	check_err $? "the UDP sender failed"
-	busywait 5000 test "$(link_packets "$NS_Q2" sttq rx)" -ge $((rx0 + 4 * n))
-	rx1=$(link_packets "$NS_Q2" sttq rx)
+	busywait 5000 test "$(link_packets "$NS_Q2" stt0 rx)" -ge $((rx0 + 4 * n))
+	rx1=$(link_packets "$NS_Q2" stt0 rx)
 	mapfile -t sent < <(tc -n "$NS_Q1" -s -j qdisc show dev vq |
 		jq -r '.[] | select(.parent != null and (.parent | startswith("1:"))) |
 		       "\(.parent) \(.packets)"')
@@ -498,13 +498,13 @@ for i in range(int(sys.argv[1])):
 	for q in "${sent[@]}"; do
 		read -r class pkts <<<"$q"
 		# mq's class 1:N is queue N-1, which the receiver records as
-		# its queue N-2: beyond sttq's two from class 1:4 on.
+		# its queue N-2: beyond stt0's two from class 1:4 on.
 		((0x${class#1:} >= 4)) && high=$((high + pkts))
 	done
 	((high > 0))
 	check_err $? "no packet left by queues 3-7 (packets per mq class: ${sent[*]})"
 	((rx1 - rx0 >= 4 * n))
-	check_err $? "sttq received $((rx1 - rx0)) of $((4 * n)) datagrams"
+	check_err $? "stt0 received $((rx1 - rx0)) of $((4 * n)) datagrams"
 	cleanup_ns "$NS_Q1" "$NS_Q2"
 	log_test "$desc" "received $((rx1 - rx0)), $high sent on queues 3-7"
 }
@@ -547,10 +547,9 @@ fraglist_gro_complete()
 	check_err $? "cannot turn TSO off"
 	for ns in "$NS_W1 1 2 wa" "$NS_W2 2 1 wb"; do
 		read -r ns h r dev <<<"$ns"
-		printf '%s\n' "addr add 10.70.0.$h/24 dev $dev" "link set $dev up" \
-			"link add sttw type stt remote 10.70.0.$r key 70" \
-			"addr add 192.168.70.$h/24 dev sttw" "link set sttw up" |
-			ip -n "$ns" -b -
+		ip -n "$ns" addr add "10.70.0.$h/24" dev "$dev" &&
+			ip -n "$ns" link set "$dev" up &&
+			stt_pair_tunnel "$ns" "192.168.70.$h" "10.70.0.$r"
 		check_err $? "cannot set up $ns"
 	done
 	# veth runs GRO in NAPI mode, which turning GRO on enables.
@@ -560,11 +559,11 @@ fraglist_gro_complete()
 	busywait 10000 ip netns exec "$NS_W1" ping -c1 -W1 192.168.70.2 >/dev/null
 	check_err $? "no answer through the tunnel"
 
-	dev_stats d0 "$NS_W2" sttw
+	dev_stats d0 "$NS_W2" stt0
 	c0=$(cc_stat converted)
 	xfer_once "$NS_W2" "$NS_W1" "$XFER_BYTES" 192.168.70.2
 	check_err $? "transfer W1 -> W2 failed: $XFER_INFO"
-	dev_stats d1 "$NS_W2" sttw
+	dev_stats d1 "$NS_W2" stt0
 	c1=$(cc_stat converted)
 	rmmod stt_csum_complete
 	cleanup_ns "$NS_W1" "$NS_WM" "$NS_W2"
@@ -580,7 +579,7 @@ fraglist_gro_complete()
 	for k in "${!d1[@]}"; do
 		((d1[$k] != ${d0[$k]:-0})) && info+="$k +$((d1[$k] - ${d0[$k]:-0})) "
 	done
-	log_info "W2 sttw: $info"
+	log_info "W2 stt0: $info"
 	log_test "$desc" "summed $conv, hook segments +$((segs1 - segs0)), reassembled frames +$((fr1 - fr0))"
 }
 

@@ -331,7 +331,7 @@ def c_dup_inside(c, n):
         f = c.frame(c.inner_ip4(300))
         fid = c.next_fid()
         s = c.segs4(f, 110, fid=fid)
-        pkts += [c.seg4(f[:220], len(f), 0, fid=fid)] + s[:2] + s[2:]
+        pkts += [c.seg4(f[:220], len(f), 0, fid=fid)] + s
     return pkts, n
 
 

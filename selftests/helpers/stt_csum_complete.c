@@ -69,18 +69,25 @@ static bool cc_wanted(const struct net_device *dev)
 	return cc_index(ifnames, dev->name) >= 0;
 }
 
+/* @dev's end of the wire: 0 or 1, or -1 if it is not on it. */
+static int cc_wire_index(const struct net_device *dev)
+{
+	return cc_index(wire, dev->name);
+}
+
 /* The device wired to @dev, if any (RCU). */
 static struct net_device *cc_wire_peer(const struct net_device *dev)
 {
+	int end = cc_wire_index(dev);
 	char name[IFNAMSIZ];
 	const char *comma;
 
-	if (!wire || cc_index(wire, dev->name) < 0)
+	if (end < 0)
 		return NULL;
 	comma = strchr(wire, ',');
 	if (!comma)
 		return NULL;
-	if (cc_index(wire, dev->name) == 0)
+	if (end == 0)
 		strscpy(name, comma + 1, sizeof(name));
 	else
 		strscpy(name, wire, min_t(size_t, comma - wire + 1,
@@ -154,7 +161,7 @@ static int cc_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_REGISTER:
-		if (!cc_wanted(dev) && (!wire || cc_index(wire, dev->name) < 0))
+		if (!cc_wanted(dev) && cc_wire_index(dev) < 0)
 			break;
 		err = netdev_rx_handler_register(dev, cc_rx, NULL);
 		if (err)
