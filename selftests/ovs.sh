@@ -38,6 +38,7 @@ ALL_TESTS="
 	test_ping_fixed
 	test_tcp
 	test_tos_ttl_df
+	test_ipfix_egress
 	test_key_flow
 	test_dst_port
 	test_restart
@@ -57,7 +58,7 @@ skip_all() {
 
 require_root
 for c in ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-ofctl \
-	 ovs-appctl ip python3 sha256sum; do
+	 ovs-appctl ip python3 sha256sum jq; do
 	require_command "$c"
 done
 [ -f "$MODDIR/vport-stt.ko" ] ||
@@ -371,6 +372,73 @@ test_tos_ttl_df() {
 	   $hdr == *"[DF]"* ]]
 	check_err $? "defaults (tos 0, ttl 64, DF): $hdr"
 	log_test "OVS: options tos, ttl, df_default reach the outer header"
+}
+
+# OVS asks the tunnel device where a packet will leave from
+# (ndo_fill_metadata_dst) when it samples one that goes out of a tunnel
+# port to IPFIX: the exported tunnel source address and port must be
+# those of the packet itself. Here a rule picks the underlay source by
+# DSCP (tos 0x10: table 100, source 172.31.1.200) and the inner packets
+# are ECN-capable, which OVS copies into the key (tos 0x12). Both
+# lookups share the key's route cache: a wrong answer here sends the
+# packet wrong too (tried: a lookup without the tos sent both from
+# 172.31.1.100). The far end drops these packets (its stt1 expects
+# 172.31.1.100); only what leaves matters.
+test_ipfix_egress() {
+	local desc="OVS: IPFIX egress tunnel info is the packet's own source (DSCP rule, ECN inner)"
+	local port=4739 rec line src sport want='172.31.1.200'
+
+	RET=0
+	if ! command -v tcpdump >/dev/null; then
+		log_skip "$desc" "no tcpdump"
+		return
+	fi
+	ip addr add "$want/24" dev ul0 &&
+		ip route add 172.31.1.1/32 dev ul0 src "$want" table 100 &&
+		ip rule add pref 100 tos 0x10 lookup 100
+	check_err $? "cannot set up the DSCP rule"
+	vsctl set interface stt0 options:tos=0x10 -- set bridge br0 \
+		ipfix=@i -- --id=@i create IPFIX \
+		"targets=\"127.0.0.1:$port\"" sampling=1 \
+		other_config:enable-tunnel-sampling=true >/dev/null
+	check_err $? "cannot turn IPFIX on"
+
+	rm -f "$T/ipfix" "$T/ipfix.err" "$T/cap" "$T/cap.err"
+	"$PY" "$SELFDIR/stt_ipfix.py" --port "$port" --timeout 60 \
+		>"$T/ipfix" 2>"$T/ipfix.err" &
+	local collector=$!
+	far timeout 30 tcpdump -n -i ul -c 1 -w "$T/cap" \
+		'ip and tcp dst port 7471' 2>"$T/cap.err" &
+	local capture=$!
+	busywait 15000 grep -q 'listening' "$T/ipfix.err" &&
+		busywait 15000 grep -q 'listening on' "$T/cap.err"
+	check_err $? "collector or capture did not start"
+	# -Q 2: ECT(0), as from an ECN-capable TCP.
+	vm1 ping -q -c 3 -i 0.3 -W 1 -Q 2 10.1.1.2 >/dev/null
+	busywait 15000 test -s "$T/ipfix"
+	check_err $? "no IPFIX record with a tunnel: $(cat "$T/ipfix.err")"
+	# The exporter first: it would log every message it cannot send.
+	vsctl clear bridge br0 ipfix -- remove interface stt0 options tos
+	kill "$collector" 2>/dev/null
+	wait "$capture"
+	rec=$(head -n 1 "$T/ipfix")
+	line=$(tcpdump -n -r "$T/cap" 2>/dev/null | head -n 1)
+	# "IP 172.31.1.200.40000 > 172.31.1.1.7471: Flags ..."
+	[[ $line =~ IP\ ([0-9.]+)\.([0-9]+)\ \> ]]
+	check_err $? "no outer packet captured: $line"
+	src=${BASH_REMATCH[1]} sport=${BASH_REMATCH[2]}
+	[[ $src == "$want" ]]
+	check_err $? "the packet left from $src, not $want: the rule did not apply"
+	jq -e --arg s "$src" --argjson p "${sport:-0}" \
+		'.src == $s and .sport == $p and .dport == 7471' \
+		<<<"${rec:-null}" >/dev/null
+	check_err $? "IPFIX says $rec, the packet came from $src port $sport"
+
+	ip rule del pref 100
+	ip route flush table 100
+	ip addr del "$want/24" dev ul0
+	log_info "IPFIX: $rec; packet: $src port $sport"
+	log_test "$desc"
 }
 
 test_key_flow() {
