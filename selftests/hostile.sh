@@ -218,6 +218,11 @@ malformed_classes()
 	class dup_inside	4*N	"ns_drop_duplicate=2*N ns_reasm_frames=N
 				 ns_reasm_segments=2*N rx_frames_reassembled=N
 				 rx_reassembled_segments=2*N"
+	# The reverse: two segments held, then their duplicates merged
+	# into one: it replaces them, the frame kept.
+	class dup_around	4*N	"ns_drop_duplicate=2*N ns_reasm_frames=N
+				 ns_reasm_segments=2*N rx_frames_reassembled=N
+				 rx_reassembled_segments=2*N"
 	class l4_past		N	"ns_drop_bad_offload=N"
 	class l4_hdr_out	N	"ns_drop_bad_offload=N"
 	class l4_small		N	"ns_drop_bad_offload=N"

@@ -335,6 +335,18 @@ def c_dup_inside(c, n):
     return pkts, n
 
 
+def c_dup_around(c, n):
+    """two segments held, then both again as GRO merged them: the merged
+    one replaces them (2 duplicates), 1 frame each"""
+    pkts = []
+    for _ in range(n):
+        f = c.frame(c.inner_ip4(300))
+        fid = c.next_fid()
+        s = c.segs4(f, 110, fid=fid)
+        pkts += s[:2] + [c.seg4(f[:220], len(f), 0, fid=fid)] + s[2:]
+    return pkts, n
+
+
 def c_l4_past(c, n):
     """checksum partial, L4 offset past the frame: ns_drop_bad_offload"""
     pkts = []

@@ -7,7 +7,8 @@
  * Bounds: a namespace holds at most reasm_max_mem bytes (skb truesize plus
  * bookkeeping) in incomplete frames, evicting old frames first; an
  * incomplete frame expires after reasm_timeout_ms.  Every segment must
- * agree on the frame length; duplicates are dropped, overlaps kill the
+ * agree on the frame length; duplicates are dropped (a segment that
+ * covers some held ones whole replaces them), partial overlaps kill the
  * frame (a peer that sends them is broken or hostile).
  *
  * Scaling: a segment takes only its hash bucket's lock and adds its size to
@@ -363,9 +364,9 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 	unsigned int off = STT_SEG_CB(skb)->offset, len = skb->len;
 	struct net_device *dev = skb->dev;
 	struct stt_reasm *r = &sn->reasm;
-	struct sk_buff *free = NULL, *prev, *cur, *frame = NULL;
+	struct sk_buff *free = NULL, *prev, *cur, *next, *frame = NULL;
 	enum stt_ns_stat why = STT_NS_STAT_MAX;
-	unsigned int evicted = 0, charged;
+	unsigned int evicted = 0, replaced = 0, charged;
 	struct stt_reasm_bucket *b;
 	struct stt_frag_queue *fq;
 	struct stt_frag_key k;
@@ -469,11 +470,30 @@ struct sk_buff *stt_reasm_add(struct stt_net *sn, struct sk_buff *skb,
 		why = STT_NS_DROP_DUP;
 		goto drop;
 	}
+	/* The reverse: segments held already that lie inside this one (they
+	 * came alone, then their duplicates merged with their neighbours).
+	 * This one replaces them, unless it overlaps the next one partly.
+	 */
+	for (next = cur; next; next = next->next)
+		if (STT_SEG_CB(next)->offset + next->len > off + len)
+			break;
 	if ((prev && STT_SEG_CB(prev)->offset + prev->len > off) ||
-	    (cur && off + len > STT_SEG_CB(cur)->offset)) {
+	    (next && off + len > STT_SEG_CB(next)->offset)) {
 		stt_fq_kill(r, b, fq, &free);
 		why = STT_NS_DROP_OVERLAP;
 		goto drop;
+	}
+	while (cur != next) {
+		struct sk_buff *inside = cur;
+
+		cur = cur->next;
+		fq->received -= inside->len;
+		fq->nsegs--;
+		fq->mem -= inside->truesize;
+		stt_mem_add(r, -(s64)inside->truesize);
+		inside->next = free;
+		free = inside;
+		replaced++;
 	}
 
 	skb->next = cur;
@@ -517,6 +537,8 @@ drop:
 out:
 	if (evicted)
 		stt_ns_add(sn, STT_NS_DROP_REASM_MEM, evicted);
+	if (replaced)
+		stt_ns_add(sn, STT_NS_DROP_DUP, replaced);
 	stt_free_list(free);
 	return frame;
 }
