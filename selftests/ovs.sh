@@ -49,6 +49,7 @@ ALL_TESTS="
 K1=0xfedcba9876543210		# above 2^32, top bit set
 K1_DEC=18364758544493064720
 K2=0x2a
+DSCP_RULE=(pref 100 tos 0x10 lookup 100)	# test_ipfix_egress
 OVS_LOG=
 
 skip_all() {
@@ -135,6 +136,7 @@ cleanup() {
 		appctl -t ovsdb-server exit 2>/dev/null
 		busywait 5000 test ! -e "$OVS_RUNDIR/ovsdb-server.pid"
 	fi
+	ip rule del "${DSCP_RULE[@]}" 2>/dev/null
 	ip link del ul0 2>/dev/null
 	ip link del ovs-p0 2>/dev/null
 	cleanup_all_ns
@@ -395,14 +397,11 @@ test_ipfix_egress() {
 	fi
 	ip addr add "$want/24" dev ul0 &&
 		ip route add 172.31.1.1/32 dev ul0 src "$want" table 100 &&
-		ip rule add pref 100 tos 0x10 lookup 100
+		ip rule add "${DSCP_RULE[@]}"
 	check_err $? "cannot set up the DSCP rule"
-	vsctl set interface stt0 options:tos=0x10 -- set bridge br0 \
-		ipfix=@i -- --id=@i create IPFIX \
-		"targets=\"127.0.0.1:$port\"" sampling=1 \
-		other_config:enable-tunnel-sampling=true >/dev/null
-	check_err $? "cannot turn IPFIX on"
 
+	# The collector first: OVS sends its templates with its first
+	# export only (and then every 10 minutes).
 	rm -f "$T/ipfix" "$T/ipfix.err" "$T/cap" "$T/cap.err"
 	"$PY" "$SELFDIR/stt_ipfix.py" --port "$port" --timeout 60 \
 		>"$T/ipfix" 2>"$T/ipfix.err" &
@@ -413,6 +412,13 @@ test_ipfix_egress() {
 	busywait 15000 grep -q 'listening' "$T/ipfix.err" &&
 		busywait 15000 grep -q 'listening on' "$T/cap.err"
 	check_err $? "collector or capture did not start"
+	vsctl set interface stt0 options:tos=0x10 -- set bridge br0 \
+		ipfix=@i -- --id=@i create IPFIX \
+		"targets=\"127.0.0.1:$port\"" sampling=1 \
+		other_config:enable-tunnel-sampling=true >/dev/null
+	check_err $? "cannot turn IPFIX on"
+	# No datapath flow of an earlier test (made without tos or IPFIX).
+	appctl revalidator/purge
 	# -Q 2: ECT(0), as from an ECN-capable TCP.
 	vm1 ping -q -c 3 -i 0.3 -W 1 -Q 2 10.1.1.2 >/dev/null
 	busywait 15000 test -s "$T/ipfix"
@@ -434,7 +440,7 @@ test_ipfix_egress() {
 		<<<"${rec:-null}" >/dev/null
 	check_err $? "IPFIX says $rec, the packet came from $src port $sport"
 
-	ip rule del pref 100
+	ip rule del "${DSCP_RULE[@]}"
 	ip route flush table 100
 	ip addr del "$want/24" dev ul0
 	log_info "IPFIX: $rec; packet: $src port $sport"

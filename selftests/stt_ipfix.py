@@ -28,29 +28,40 @@ ELEMENTS = {891: 'type', 893: 'src', 894: 'dst', 896: 'sport', 897: 'dport'}
 VARLEN = 0xffff
 
 
-def parse_template_set(body, templates):
-    """Template records: id, field count, then (element, length[, PEN])."""
+def parse_fields(body, off, count):
+    """@count field specifiers (element, length[, PEN]) from @off."""
+    fields = []
+    for _ in range(count):
+        elem, length = struct.unpack_from('!HH', body, off)
+        off += 4
+        pen = 0
+        if elem & 0x8000:
+            elem &= 0x7fff
+            pen, = struct.unpack_from('!I', body, off)
+            off += 4
+        fields.append((pen, elem, length))
+    return fields, off
+
+
+def parse_template_set(body, domain, templates, options):
+    """Template records: id, field count[, scope count], fields. An
+    options template's records are no flows: its ID is forgotten."""
     off = 0
     while off + 4 <= len(body):
         tid, count = struct.unpack_from('!HH', body, off)
-        off += 4
-        fields = []
-        for _ in range(count):
-            elem, length = struct.unpack_from('!HH', body, off)
-            off += 4
-            pen = 0
-            if elem & 0x8000:
-                elem &= 0x7fff
-                pen, = struct.unpack_from('!I', body, off)
-                off += 4
-            fields.append((pen, elem, length))
-        templates[tid] = fields
+        off += 6 if options else 4
+        fields, off = parse_fields(body, off, count)
+        if options or not fields:	# no fields: a withdrawal
+            templates.pop((domain, tid), None)
+        else:
+            templates[(domain, tid)] = fields
 
 
 def parse_data_set(body, fields):
     """Yield the tunnel elements of each record of one data set."""
     off = 0
     while off < len(body):
+        start = off
         rec = {}
         for pen, elem, length in fields:
             if length == VARLEN:
@@ -64,17 +75,21 @@ def parse_data_set(body, fields):
             if len(value) < length:
                 return		# padding at the end of the set
             name = ELEMENTS.get(elem) if pen == VMWARE else None
-            if name in ('src', 'dst'):
+            if name in ('src', 'dst') and length == 4:
                 rec[name] = socket.inet_ntop(socket.AF_INET, value)
-            elif name:
+            elif name and name not in ('src', 'dst'):
                 rec[name] = int.from_bytes(value, 'big')
         if 'src' in rec:
             yield rec
+        if off == start:
+            return		# records of no bytes: nothing more to read
 
 
 def records(msg, templates):
     """Yield the tunnel records of one IPFIX message."""
-    version, length = struct.unpack_from('!HH', msg)
+    if len(msg) < 16:
+        return
+    version, length, _, _, domain = struct.unpack_from('!HHIII', msg)
     if version != 10:
         return
     off = 16
@@ -83,10 +98,10 @@ def records(msg, templates):
         if slen < 4:
             return
         body = msg[off + 4:off + slen]
-        if sid == 2:
-            parse_template_set(body, templates)
-        elif sid >= 256 and sid in templates:
-            yield from parse_data_set(body, templates[sid])
+        if sid in (2, 3):
+            parse_template_set(body, domain, templates, sid == 3)
+        elif sid >= 256 and (domain, sid) in templates:
+            yield from parse_data_set(body, templates[(domain, sid)])
         off += slen
 
 
@@ -112,9 +127,13 @@ def main():
             msg = sock.recv(65535)
         except socket.timeout:
             break
-        for rec in records(msg, templates):
-            print(json.dumps(rec), flush=True)
-            seen += 1
+        try:
+            for rec in records(msg, templates):
+                print(json.dumps(rec), flush=True)
+                seen += 1
+        except (struct.error, IndexError, ValueError) as e:
+            print(f'malformed message skipped: {e}', file=sys.stderr,
+                  flush=True)
     return 0 if seen else 1
 
 
