@@ -223,6 +223,10 @@ malformed_classes()
 	class dup_around	4*N	"ns_drop_duplicate=2*N ns_reasm_frames=N
 				 ns_reasm_segments=2*N rx_frames_reassembled=N
 				 rx_reassembled_segments=2*N"
+	class dup_around_mid	3*N	"ns_drop_duplicate=N ns_reasm_frames=N
+				 ns_reasm_segments=2*N rx_frames_reassembled=N
+				 rx_reassembled_segments=2*N"
+	class overlap_past_inside 3*N	"ns_drop_overlap=N"
 	class l4_past		N	"ns_drop_bad_offload=N"
 	class l4_hdr_out	N	"ns_drop_bad_offload=N"
 	class l4_small		N	"ns_drop_bad_offload=N"

@@ -347,6 +347,30 @@ def c_dup_around(c, n):
     return pkts, n
 
 
+def c_dup_around_mid(c, n):
+    """two segments held, then the second again merged with the third:
+    it replaces the second (1 duplicate), 1 frame each"""
+    pkts = []
+    for _ in range(n):
+        f = c.frame(c.inner_ip4(300))
+        fid = c.next_fid()
+        s = c.segs4(f, 110, fid=fid)
+        pkts += s[:2] + [c.seg4(f[110:], len(f), 110, fid=fid)]
+    return pkts, n
+
+
+def c_overlap_past_inside(c, n):
+    """first and last segment held, then one that covers the first and
+    part of the last: the frame dies, nothing counted as a duplicate"""
+    pkts = []
+    for _ in range(n):
+        f = c.frame(c.inner_ip4(300))
+        fid = c.next_fid()
+        s = c.segs4(f, 110, fid=fid)
+        pkts += [s[0], s[2], c.seg4(f[:250], len(f), 0, fid=fid)]
+    return pkts, n
+
+
 def c_l4_past(c, n):
     """checksum partial, L4 offset past the frame: ns_drop_bad_offload"""
     pkts = []
