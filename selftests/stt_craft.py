@@ -158,6 +158,20 @@ class Crafter:
         return [self.seg4(frame[o:o + size], len(frame), o, fid=fid, **kw)
                 for o in range(0, len(frame), size)]
 
+    def reasm_frame(self):
+        """A 300-byte IPv4 frame and a frame ID of its own: what the
+        reassembly classes cut up."""
+        return self.frame(self.inner_ip4(300)), self.next_fid()
+
+    def split_frame(self):
+        """reasm_frame() and its three 110-byte segments."""
+        f, fid = self.reasm_frame()
+        return f, fid, self.segs4(f, 110, fid=fid)
+
+    def piece(self, f, fid, start, end=None):
+        """Bytes [@start, @end) of frame @f as one segment of frame @fid."""
+        return self.seg4(f[start:end], len(f), start, fid=fid)
+
     def send(self, pkts):
         for p in pkts:
             while True:
@@ -195,7 +209,7 @@ def c_good_reasm(c, n):
     """well-formed frames in 3 segments: reassembled (ns_reasm_frames)"""
     pkts = []
     for _ in range(n):
-        pkts += c.segs4(c.frame(c.inner_ip4(300)), 110)
+        pkts += c.split_frame()[2]
     return pkts, n
 
 
@@ -292,9 +306,8 @@ def c_len_mismatch(c, n):
     """two segments of one frame with different lengths: len_mismatch"""
     pkts = []
     for _ in range(n):
-        f = c.frame(c.inner_ip4(300))
-        fid = c.next_fid()
-        pkts.append(c.seg4(f[:100], len(f), 0, fid=fid))
+        f, fid = c.reasm_frame()
+        pkts.append(c.piece(f, fid, 0, 100))
         pkts.append(c.seg4(f[100:200], len(f) + 1 + random.randrange(100),
                            100, fid=fid))
     return pkts, n
@@ -304,13 +317,11 @@ def c_overlap(c, n):
     """segment overlapping an earlier one of its frame: ns_drop_overlap"""
     pkts = []
     for i in range(n):
-        f = c.frame(c.inner_ip4(300))
-        fid = c.next_fid()
-        a, b = (0, 100), (50 + i % 50, 100)
+        f, fid = c.reasm_frame()
+        a, b = 0, 50 + i % 50
         if i % 2:
             a, b = b, a		# the later segment first
-        pkts.append(c.seg4(f[a[0]:a[0] + a[1]], len(f), a[0], fid=fid))
-        pkts.append(c.seg4(f[b[0]:b[0] + b[1]], len(f), b[0], fid=fid))
+        pkts += [c.piece(f, fid, a, a + 100), c.piece(f, fid, b, b + 100)]
     return pkts, n
 
 
@@ -318,7 +329,7 @@ def c_duplicate(c, n):
     """a segment sent twice, then the rest: duplicate + 1 frame each"""
     pkts = []
     for _ in range(n):
-        s = c.segs4(c.frame(c.inner_ip4(300)), 110)
+        s = c.split_frame()[2]
         pkts += [s[0], s[0]] + s[1:]
     return pkts, n
 
@@ -328,10 +339,8 @@ def c_dup_inside(c, n):
     1 frame each"""
     pkts = []
     for _ in range(n):
-        f = c.frame(c.inner_ip4(300))
-        fid = c.next_fid()
-        s = c.segs4(f, 110, fid=fid)
-        pkts += [c.seg4(f[:220], len(f), 0, fid=fid)] + s
+        f, fid, s = c.split_frame()
+        pkts += [c.piece(f, fid, 0, 220)] + s
     return pkts, n
 
 
@@ -340,10 +349,8 @@ def c_dup_around(c, n):
     one replaces them (2 duplicates), 1 frame each"""
     pkts = []
     for _ in range(n):
-        f = c.frame(c.inner_ip4(300))
-        fid = c.next_fid()
-        s = c.segs4(f, 110, fid=fid)
-        pkts += s[:2] + [c.seg4(f[:220], len(f), 0, fid=fid)] + s[2:]
+        f, fid, s = c.split_frame()
+        pkts += s[:2] + [c.piece(f, fid, 0, 220)] + s[2:]
     return pkts, n
 
 
@@ -352,10 +359,8 @@ def c_dup_around_mid(c, n):
     it replaces the second (1 duplicate), 1 frame each"""
     pkts = []
     for _ in range(n):
-        f = c.frame(c.inner_ip4(300))
-        fid = c.next_fid()
-        s = c.segs4(f, 110, fid=fid)
-        pkts += s[:2] + [c.seg4(f[110:], len(f), 110, fid=fid)]
+        f, fid, s = c.split_frame()
+        pkts += s[:2] + [c.piece(f, fid, 110)]
     return pkts, n
 
 
@@ -364,10 +369,8 @@ def c_overlap_past_inside(c, n):
     part of the last: the frame dies, nothing counted as a duplicate"""
     pkts = []
     for _ in range(n):
-        f = c.frame(c.inner_ip4(300))
-        fid = c.next_fid()
-        s = c.segs4(f, 110, fid=fid)
-        pkts += [s[0], s[2], c.seg4(f[:250], len(f), 0, fid=fid)]
+        f, fid, s = c.split_frame()
+        pkts += [s[0], s[2], c.piece(f, fid, 0, 250)]
     return pkts, n
 
 
