@@ -345,12 +345,9 @@ test_tcp() {
 
 # The outer header as the far end receives it.
 outer_header() {
-	rm -f "$T/cap" "$T/cap.err"
-	far timeout 20 tcpdump -n -i ul -c 1 -w "$T/cap" \
-		'ip and tcp dst port 7471' 2>"$T/cap.err" &
-	busywait 15000 grep -q 'listening on' "$T/cap.err"
+	capture_start "$FAR" ul "$T/cap" 'ip and tcp dst port 7471'
 	vm1 ping -q -c 2 -i 0.3 -W 2 10.1.1.2 >/dev/null
-	wait $!
+	capture_stop
 	tcpdump -n -v -r "$T/cap" 2>/dev/null | head -n 1
 }
 
@@ -402,15 +399,12 @@ test_ipfix_egress() {
 
 	# The collector first: OVS sends its templates with its first
 	# export only (and then every 10 minutes).
-	rm -f "$T/ipfix" "$T/ipfix.err" "$T/cap" "$T/cap.err"
+	rm -f "$T/ipfix" "$T/ipfix.err"
 	"$PY" "$SELFDIR/stt_ipfix.py" --port "$port" --timeout 60 \
 		>"$T/ipfix" 2>"$T/ipfix.err" &
 	local collector=$!
-	far timeout 30 tcpdump -n -i ul -c 1 -w "$T/cap" \
-		'ip and tcp dst port 7471' 2>"$T/cap.err" &
-	local capture=$!
-	busywait 15000 grep -q 'listening' "$T/ipfix.err" &&
-		busywait 15000 grep -q 'listening on' "$T/cap.err"
+	capture_start "$FAR" ul "$T/cap" 'ip and tcp dst port 7471' &&
+		busywait 15000 grep -q 'listening' "$T/ipfix.err"
 	check_err $? "collector or capture did not start"
 	vsctl set interface stt0 options:tos=0x10 -- set bridge br0 \
 		ipfix=@i -- --id=@i create IPFIX \
@@ -426,7 +420,7 @@ test_ipfix_egress() {
 	# The exporter first: it would log every message it cannot send.
 	vsctl clear bridge br0 ipfix -- remove interface stt0 options tos
 	kill "$collector" 2>/dev/null
-	wait "$capture"
+	capture_stop
 	rec=$(head -n 1 "$T/ipfix")
 	line=$(tcpdump -n -r "$T/cap" 2>/dev/null | head -n 1)
 	# "IP 172.31.1.200.40000 > 172.31.1.1.7471: Flags ..."
