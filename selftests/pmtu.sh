@@ -69,8 +69,8 @@ topo()
 		echo "route add default via 10.3.0.2 dev vA2 metric 2000"
 		echo "route add default via fd03::2 dev vA2 metric 2000"
 		echo "link add sttl4 type stt remote 10.2.0.9 local 10.3.0.1 key 11 dev vA2"
-		# no local: with one, the IPv6 lookup only prefers the link
-		echo "link add sttl6 type stt remote fd02::9 key 12 dev vA2"
+		# local: with a source address, IPv6 alone only prefers the link
+		echo "link add sttl6 type stt remote fd02::9 local fd03::1 key 12 dev vA2"
 		echo "addr add 192.168.11.1/24 dev sttl4"
 		echo "addr add 192.168.12.1/24 dev sttl6"
 		echo "link add sttp4 type stt remote 10.2.0.1 key 4"

@@ -124,10 +124,9 @@ void stt_icmp4_rcv(struct stt_net *sn, struct sk_buff *skb)
 #if IS_ENABLED(CONFIG_IPV6)
 /* ip6_update_pmtu() would look the route up from the quoted source
  * address, and with a source address the IPv6 lookup only prefers the
- * link (ip6_route_output_flags()); transmit leaves the source to the route
- * when the device has no local address, and then the link binds.  So the
- * route is looked up with transmit's key (an external device's source is
- * per packet: the quoted one) and the MTU given to that route.
+ * link; transmit binds to it strictly (stt_route6_bound()).  So the route
+ * is looked up as transmit does, with its key (an external device's
+ * source is per packet: the quoted one), and the MTU given to that route.
  */
 static void stt_pmtu6_learn(const struct stt_config *cfg, void *arg)
 {
@@ -143,7 +142,8 @@ static void stt_pmtu6_learn(const struct stt_config *cfg, void *arg)
 	};
 	struct dst_entry *dst;
 
-	dst = ip6_route_output(u->net, NULL, &fl6);
+	dst = ip6_route_output_flags(u->net, NULL, &fl6,
+				     cfg->link ? RT6_LOOKUP_F_IFACE : 0);
 	if (!dst->error && dst->ops->update_pmtu)
 		dst->ops->update_pmtu(dst, NULL, u->skb, u->mtu, true);
 	dst_release(dst);

@@ -22,6 +22,7 @@
 #include <net/route.h>
 #include <net/tcp.h>
 #include <net/udp.h>
+#include <net/xfrm.h>
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 #include <net/netfilter/nf_conntrack.h>
 #endif
@@ -486,6 +487,25 @@ err_rt:
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
+/* IPv6 takes the output device as a must only when the source address is
+ * unspecified (ip6_route_output_flags_noref()); with one given, a better
+ * route through another device wins. The underlay device (dev) is a must:
+ * ask strictly, then for the transform, as ip6_dst_lookup_flow() does.
+ */
+static struct dst_entry *stt_route6_bound(struct net *net, struct flowi6 *fl6)
+{
+	struct dst_entry *dst;
+	int err;
+
+	dst = ip6_route_output_flags(net, NULL, fl6, RT6_LOOKUP_F_IFACE);
+	err = dst->error;
+	if (err) {
+		dst_release(dst);
+		return ERR_PTR(err);
+	}
+	return xfrm_lookup_route(net, dst, flowi6_to_flowi(fl6), NULL, 0);
+}
+
 static struct dst_entry *stt_route6(struct stt_dev *stt, struct sk_buff *skb,
 				    const struct stt_tx_params *p, u8 tos,
 				    struct flowi6 *fl6)
@@ -507,7 +527,10 @@ static struct dst_entry *stt_route6(struct stt_dev *stt, struct sk_buff *skb,
 		if (dst)
 			return dst;
 	}
-	dst = ip6_dst_lookup_flow(stt->net, NULL, fl6, NULL);
+	if (p->link && !ipv6_addr_any(&fl6->saddr))
+		dst = stt_route6_bound(stt->net, fl6);
+	else
+		dst = ip6_dst_lookup_flow(stt->net, NULL, fl6, NULL);
 	if (IS_ERR(dst))
 		return dst;
 	if (dst->dev == stt->dev) {
