@@ -8,7 +8,9 @@
 # sha256-checked TCP transfers between the two "VMs"; flower's
 # enc_src_ip/enc_dst_ip, enc_dst_port, enc_tos and enc_ttl matches against
 # what tunnel_key set, and other values that must not match; "tc -s"
-# counters; and the 32-bit limit of tc's key ids.
+# counters; the 32-bit limit of tc's key ids; and one tunnel_key action
+# (one route cache) shared by an external device bound to an underlay
+# device and one that is not.
 #
 #   +- $VA ------+   +- $HA -----------------+   +- $HB -----------------+   +- $VB ------+
 #   | eth0       +---+ vm0: matchall ->      |   |      <- matchall: vm0 +---+ eth0       |
@@ -38,6 +40,7 @@ ALL_TESTS="
 	enc_dst_port
 	enc_tos_ttl
 	key_32bit
+	shared_cache
 "
 
 TC_BYTES=${TC_BYTES:-10000000}
@@ -339,6 +342,143 @@ key_32bit()
 	check_err $? "flower enc_key_id $((KEY + 1)) failed"
 	no_match stt0 "enc_key_id $((KEY + 1)) (frames have key $KEY)"
 	log_test "flower enc_key_id $((KEY + 1)) does not match key $KEY"
+}
+
+# egress_pkts NS DEV: TCP packets DEV sent (its egress filters, shared_cache).
+egress_pkts()
+{
+	tc -n "$1" -s -j filter show dev "$2" egress |
+		jq '[.[] | .options.actions[]? | .stats.packets] | add // 0'
+}
+
+# out3: the TCP packets $HA's ua and ux and $HN's un sent, as "ua ux un".
+out3()
+{
+	echo "$(egress_pkts "$HA" ua) $(egress_pkts "$HA" ux) $(egress_pkts "$HN" un)"
+}
+
+# One tunnel_key action's metadata carries one route cache for every
+# packet it sets, whichever device the packet then goes to. Here it feeds
+# three external devices of $HA: stt0 (no underlay device: routes through
+# ua), sttb (dev ux; ux also has a route to the far end, worse than ua's)
+# and sttn (made in $HN, moved to $HA: it routes in $HN, through un). A
+# route one of them looked up must not send another's packets: each
+# device's packets must leave through its own underlay device, in either
+# order. Pings from $HA to a dummy device's neighbours 10.9.0.2 (-> stt0),
+# .3 (-> sttb) and .4 (-> sttn) carry them; nothing answers. Each
+# device has its own port (one external device per port receives). The
+# pings run on one CPU: the cache is per CPU.
+shared_cache()
+{
+	local fam l r order dev mac macn o0 o1 d got ok desc seen=
+	local -A addr=([stt0]=10.9.0.2 [sttb]=10.9.0.3 [sttn]=10.9.0.4)
+	local -A via=([stt0]=0 [sttb]=1 [sttn]=2)
+
+	RET=0
+	setup_ns HN
+	check_err $? "cannot add a namespace"
+	ip -n "$HA" -b - <<-EOF
+		link add d0 type dummy
+		link add ux type veth peer name uxp
+		link add sttb type stt external dev ux dstport 7473
+		addr add 10.9.0.1/24 dev d0
+		link set d0 up
+		link set uxp up
+		link set ux up
+		link set sttb up
+	EOF
+	check_err $? "cannot add d0, ux or sttb"
+	ip netns exec "$HA" sysctl -qw net.ipv6.conf.ux.disable_ipv6=0
+	mac=$(ip -n "$HA" -j link show uxp | jq -r '.[0].address')
+	ip -n "$HA" -b - <<-EOF
+		route add 192.0.2.0/24 dev ux metric 100
+		route add 2001:db8::/64 dev ux metric 2000
+		neigh add $UL4_B lladdr $mac dev ux nud permanent
+		neigh add $UL6_B lladdr $mac dev ux nud permanent
+	EOF
+	check_err $? "cannot route through ux"
+	ip -n "$HN" -b - <<-EOF
+		link add un type veth peer name unp
+		addr add $UL4_A/24 dev un
+		addr add $UL6_A/64 dev un nodad
+		link set unp up
+		link set un up
+		link add sttn type stt external dstport 7474
+		link set sttn netns $HA
+	EOF
+	check_err $? "cannot add un or sttn in $HN"
+	macn=$(ip -n "$HN" -j link show unp | jq -r '.[0].address')
+	ip -n "$HN" -b - <<-EOF
+		neigh add $UL4_B lladdr $macn dev un nud permanent
+		neigh add $UL6_B lladdr $macn dev un nud permanent
+	EOF
+	check_err $? "cannot add un's neighbours"
+	ip -n "$HA" link set sttn up
+	check_err $? "cannot set sttn up in $HA"
+	tc -n "$HA" -b - <<-EOF
+		qdisc add dev d0 clsact
+		qdisc add dev ua clsact
+		qdisc add dev ux clsact
+		filter add dev ua egress protocol ip flower ip_proto tcp action pass
+		filter add dev ua egress protocol ipv6 flower ip_proto tcp action pass
+		filter add dev ux egress protocol ip flower ip_proto tcp action pass
+		filter add dev ux egress protocol ipv6 flower ip_proto tcp action pass
+	EOF
+	check_err $? "cannot add $HA's counting filters"
+	tc -n "$HN" -b - <<-EOF
+		qdisc add dev un clsact
+		filter add dev un egress protocol ip flower ip_proto tcp action pass
+		filter add dev un egress protocol ipv6 flower ip_proto tcp action pass
+	EOF
+	check_err $? "cannot add $HN's counting filters"
+
+	# IPv4: the bound device first; IPv6: the unbound one first.
+	for fam in 4 6; do
+		if [[ $fam == 4 ]]; then
+			l=$UL4_A r=$UL4_B order="sttb stt0 sttn stt0"
+		else
+			l=$UL6_A r=$UL6_B order="stt0 sttb sttn stt0"
+		fi
+		tc -n "$HA" filter del dev d0 egress 2>/dev/null
+		tc -n "$HA" actions del action tunnel_key index 7 2>/dev/null
+		{
+			echo "actions add action tunnel_key set id $KEY src_ip $l dst_ip $r index 7"
+			for dev in stt0 sttb sttn; do
+				echo "filter add dev d0 egress protocol ip flower dst_ip ${addr[$dev]} action tunnel_key index 7 action mirred egress redirect dev $dev"
+			done
+		} | tc -n "$HA" -b -
+		check_err $? "IPv$fam: cannot add the shared action and its filters"
+		for dev in $order; do
+			read -r -a o0 <<<"$(out3)"
+			ip netns exec "$HA" taskset -c 0 \
+				ping -q -c 3 -i 0.2 -w 2 "${addr[$dev]}" >/dev/null 2>&1
+			read -r -a o1 <<<"$(out3)"
+			got="" ok=1
+			for d in 0 1 2; do
+				got+=" +$((o1[d] - o0[d]))"
+				if ((d == ${via[$dev]} ? o1[d] - o0[d] < 3 : o1[d] != o0[d])); then
+					ok=0
+				fi
+			done
+			((ok))
+			check_err $? "IPv$fam, $order: $dev's packets out of ua, ux, un:$got"
+			seen+=" IPv$fam $dev:$got;"
+		done
+	done
+	desc="one tunnel_key action, external devices unbound, bound (dev) and routing in another netns: each one's packets leave through its own underlay"
+	log_info "packets out of ua, ux, un:${seen%;}"
+	log_test "$desc"
+
+	tc -n "$HA" filter del dev d0 egress
+	tc -n "$HA" actions del action tunnel_key index 7
+	for dev in ua ux d0; do
+		tc -n "$HA" qdisc del dev "$dev" clsact
+	done
+	ip -n "$HA" link del sttb
+	ip -n "$HA" link del sttn
+	ip -n "$HA" link del ux
+	ip -n "$HA" link del d0
+	cleanup_ns "$HN"
 }
 
 require_root

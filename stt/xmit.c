@@ -620,8 +620,18 @@ static int stt_tx_params(struct stt_dev *stt, const struct stt_config *cfg,
 		p->df = stt_tun_dont_fragment(&info->key) ? STT_DF_SET :
 							      STT_DF_UNSET;
 		p->link = cfg->link;
+		/* This cache is the metadata's (a tc action's, a route's): every
+		 * device its packets reach shares it, and all of them live in
+		 * this namespace. Only a device that routes here without an
+		 * underlay device of its own looks up what the others would;
+		 * one bound to a device or routing in another namespace does
+		 * its own lookups (a route cached by another device would send
+		 * its packets out of the wrong device, or namespace).
+		 */
 		p->dst_cache = (struct dst_cache *)&info->dst_cache;
-		p->use_cache = ip_tunnel_dst_cache_usable(skb, info);
+		p->use_cache = !cfg->link &&
+			       net_eq(stt->net, dev_net(stt->dev)) &&
+			       ip_tunnel_dst_cache_usable(skb, info);
 		if (!p->key.tp_dst)
 			p->key.tp_dst = cfg->key.tp_dst;
 	} else {
