@@ -58,22 +58,50 @@ probe_start()
 		echo 1 >"$T/events/stt_copies/expand/enable" && : >"$T/trace"
 }
 
-# expands_from PATTERN [CALLER]: traced calls whose stack has a frame
-# matching PATTERN (awk regex), since probe_start or the last clear; with
-# CALLER, only those whose frame right above pskb_expand_head (its caller)
-# matches CALLER too.
+# expands_from PATTERN [CALLER [list]]: traced calls whose stack has a
+# frame matching PATTERN (awk regex), since probe_start or the last clear;
+# with CALLER, only those whose frame right above pskb_expand_head (its
+# caller) matches CALLER too. With "list", each such call's caller, one
+# per line, instead of the count ("stack": and its whole stack). A stack
+# taken at a kprobe that does not sit on the function tracer (a kernel
+# without it) starts with the tracing frames and has no pskb_expand_head
+# frame: the caller is the frame after the trap (asm_exc_int3) or, for an
+# optimized kprobe, after its trampoline's bare address.
 expands_from()
 {
-	awk -v pat="$1" -v caller="${2:-}" '
-		function done() { if (hit && top ~ caller) n++ }
-		/ expand: / { done(); hit = 0; top = ""; above = 0; next }
+	awk -v pat="$1" -v caller="${2:-}" -v list="${3:-}" '
+		function done() {
+			if (!own)
+				top = trapped
+			if (hit && top ~ caller) {
+				n++
+				if (list)
+					print top (list == "stack" ? ":" stack : "")
+			}
+		}
+		/ expand: / {
+			done(); hit = 0; top = trapped = stack = ""
+			above = own = trap = 0
+			next
+		}
 		/^ => / {
+			stack = stack "<" $2
+			if (trap) { trapped = $2; trap = 0 }
+			if ($2 == "asm_exc_int3" || $2 ~ /^0x/) trap = 1
 			if (above) { top = $2; above = 0 }
-			if ($2 == "pskb_expand_head") above = 1
+			if ($2 == "pskb_expand_head") above = own = 1
 			if ($2 ~ pat) hit = 1
 		}
-		END { done(); print n + 0 }
+		END { done(); if (!list) print n + 0 }
 	' "$T/trace"
+}
+
+# expand_callers PATTERN: "caller:count ..." of the calls expands_from
+# PATTERN counts (for messages).
+expand_callers()
+{
+	expands_from "$1" "" list | sort | uniq -c |
+		awk '{ printf "%s%s:%d", (NR > 1 ? " " : ""), $2, $1 }'
 }
 
 # rr NS ADDR N: N 64-byte request/response exchanges over TCP.
@@ -195,7 +223,7 @@ esp_no_expand()
 	((room == 0))
 	check_err $? "xfrm_output expanded $room heads for room in front ($((f1 - f0)) frames)"
 	((n == cow + room))
-	check_err $? "$((n - cow - room)) of the ESP path's $n expansions came from elsewhere"
+	check_err $? "$((n - cow - room)) of the ESP path's $n expansions came from elsewhere (callers: $(expand_callers '^xfrm_output'); first: $(expands_from '^xfrm_output' '' stack | head -n 1))"
 	log_test "over transport-mode ESP: room for the ESP header reserved" \
 		"${XINFO[192.168.0.2]}; $room expansions for room by xfrm for $((f1 - f0)) frames sent by A; $cow copies of shared data for ESP (figure, not judged)"
 }
