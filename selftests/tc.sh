@@ -9,8 +9,8 @@
 # enc_src_ip/enc_dst_ip, enc_dst_port, enc_tos and enc_ttl matches against
 # what tunnel_key set, and other values that must not match; "tc -s"
 # counters; the 32-bit limit of tc's key ids; and one tunnel_key action
-# (one route cache) shared by an external device bound to an underlay
-# device and one that is not.
+# (one route cache) shared by three external devices: one bound to an
+# underlay device, one that is not, one that routes in another namespace.
 #
 #   +- $VA ------+   +- $HA -----------------+   +- $HB -----------------+   +- $VB ------+
 #   | eth0       +---+ vm0: matchall ->      |   |      <- matchall: vm0 +---+ eth0       |
@@ -142,13 +142,14 @@ both()
 	fi
 }
 
-# pkts NS DEV: packets counted by the mirred actions of DEV's ingress
-# filters ("tc -s").
+# pkts NS DEV [DIR [KIND]]: packets counted ("tc -s") by the actions of
+# kind KIND (default mirred) of DEV's DIR (default ingress) filters.
 pkts()
 {
-	tc -n "$1" -s -j filter show dev "$2" ingress |
-		jq '[.[] | .options.actions[]? | select(.kind == "mirred") |
-		     .stats.packets] | add // 0'
+	tc -n "$1" -s -j filter show dev "$2" "${3:-ingress}" |
+		jq --arg kind "${4:-mirred}" \
+			'[.[] | .options.actions[]? | select(.kind == $kind) |
+			  .stats.packets] | add // 0'
 }
 
 # no_match DEV WHAT: pings from VM_A get no answer and the filters of
@@ -344,17 +345,39 @@ key_32bit()
 	log_test "flower enc_key_id $((KEY + 1)) does not match key $KEY"
 }
 
-# egress_pkts NS DEV: TCP packets DEV sent (its egress filters, shared_cache).
-egress_pkts()
+# count_tcp NS DEV...: egress filters of each DEV of NS that count the
+# TCP packets it sends, IPv4 and IPv6 (read with "pkts NS DEV egress gact").
+count_tcp()
 {
-	tc -n "$1" -s -j filter show dev "$2" egress |
-		jq '[.[] | .options.actions[]? | .stats.packets] | add // 0'
+	local ns=$1 dev
+
+	shift
+	for dev; do
+		echo "qdisc add dev $dev clsact"
+		echo "filter add dev $dev egress protocol ip flower ip_proto tcp action pass"
+		echo "filter add dev $dev egress protocol ipv6 flower ip_proto tcp action pass"
+	done | tc -n "$ns" -b -
 }
 
 # out3: the TCP packets $HA's ua and ux and $HN's un sent, as "ua ux un".
 out3()
 {
-	echo "$(egress_pkts "$HA" ua) $(egress_pkts "$HA" ux) $(egress_pkts "$HN" un)"
+	echo "$(pkts "$HA" ua egress gact) $(pkts "$HA" ux egress gact)" \
+		"$(pkts "$HN" un egress gact)"
+}
+
+# far_end NS DEV PEER: NS reaches $HB's underlay addresses through DEV, a
+# veth whose peer PEER drops what it gets (permanent neighbours: nothing
+# resolves them).
+far_end()
+{
+	local mac
+
+	mac=$(ip -n "$1" -j link show "$3" | jq -r '.[0].address') &&
+	ip -n "$1" -b - <<-EOF
+		neigh add $UL4_B lladdr $mac dev $2 nud permanent
+		neigh add $UL6_B lladdr $mac dev $2 nud permanent
+	EOF
 }
 
 # One tunnel_key action's metadata carries one route cache for every
@@ -370,7 +393,7 @@ out3()
 # pings run on one CPU: the cache is per CPU.
 shared_cache()
 {
-	local fam l r order dev mac macn o0 o1 d got ok desc seen=
+	local fam l r order dev o0 o1 d got ok desc seen=
 	local -A addr=([stt0]=10.9.0.2 [sttb]=10.9.0.3 [sttn]=10.9.0.4)
 	local -A via=([stt0]=0 [sttb]=1 [sttn]=2)
 
@@ -386,16 +409,12 @@ shared_cache()
 		link set uxp up
 		link set ux up
 		link set sttb up
+		route add 192.0.2.0/24 dev ux metric 100
 	EOF
 	check_err $? "cannot add d0, ux or sttb"
-	ip netns exec "$HA" sysctl -qw net.ipv6.conf.ux.disable_ipv6=0
-	mac=$(ip -n "$HA" -j link show uxp | jq -r '.[0].address')
-	ip -n "$HA" -b - <<-EOF
-		route add 192.0.2.0/24 dev ux metric 100
-		route add 2001:db8::/64 dev ux metric 2000
-		neigh add $UL4_B lladdr $mac dev ux nud permanent
-		neigh add $UL6_B lladdr $mac dev ux nud permanent
-	EOF
+	ip netns exec "$HA" sysctl -qw net.ipv6.conf.ux.disable_ipv6=0 &&
+	ip -n "$HA" route add 2001:db8::/64 dev ux metric 2000 &&
+	far_end "$HA" ux uxp
 	check_err $? "cannot route through ux"
 	ip -n "$HN" -b - <<-EOF
 		link add un type veth peer name unp
@@ -407,30 +426,13 @@ shared_cache()
 		link set sttn netns $HA
 	EOF
 	check_err $? "cannot add un or sttn in $HN"
-	macn=$(ip -n "$HN" -j link show unp | jq -r '.[0].address')
-	ip -n "$HN" -b - <<-EOF
-		neigh add $UL4_B lladdr $macn dev un nud permanent
-		neigh add $UL6_B lladdr $macn dev un nud permanent
-	EOF
+	far_end "$HN" un unp
 	check_err $? "cannot add un's neighbours"
 	ip -n "$HA" link set sttn up
 	check_err $? "cannot set sttn up in $HA"
-	tc -n "$HA" -b - <<-EOF
-		qdisc add dev d0 clsact
-		qdisc add dev ua clsact
-		qdisc add dev ux clsact
-		filter add dev ua egress protocol ip flower ip_proto tcp action pass
-		filter add dev ua egress protocol ipv6 flower ip_proto tcp action pass
-		filter add dev ux egress protocol ip flower ip_proto tcp action pass
-		filter add dev ux egress protocol ipv6 flower ip_proto tcp action pass
-	EOF
-	check_err $? "cannot add $HA's counting filters"
-	tc -n "$HN" -b - <<-EOF
-		qdisc add dev un clsact
-		filter add dev un egress protocol ip flower ip_proto tcp action pass
-		filter add dev un egress protocol ipv6 flower ip_proto tcp action pass
-	EOF
-	check_err $? "cannot add $HN's counting filters"
+	tc -n "$HA" qdisc add dev d0 clsact &&
+	count_tcp "$HA" ua ux && count_tcp "$HN" un
+	check_err $? "cannot add the counting filters"
 
 	# IPv4: the bound device first; IPv6: the unbound one first.
 	for fam in 4 6; do
