@@ -22,7 +22,6 @@
 #include <net/route.h>
 #include <net/tcp.h>
 #include <net/udp.h>
-#include <net/xfrm.h>
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 #include <net/netfilter/nf_conntrack.h>
 #endif
@@ -487,10 +486,12 @@ err_rt:
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
-/* IPv6 takes the output device as a must only when the source address is
- * unspecified (ip6_route_output_flags_noref()); with one given, a better
- * route through another device wins. The underlay device (dev) is a must:
- * ask strictly, then for the transform, as ip6_dst_lookup_flow() does.
+/* With a source address given, IPv6 takes flowi6_oif as a preference:
+ * ip6_route_output_flags_noref() asks strictly only for an unspecified
+ * source, a link-local or multicast destination or a bound socket, so a
+ * better route through another device would win. The underlay device
+ * (dev) is a must: ask strictly, then for the transform, as
+ * ip6_dst_lookup_flow() does.
  */
 static struct dst_entry *stt_route6_bound(struct net *net, struct flowi6 *fl6)
 {
