@@ -380,6 +380,39 @@ far_end()
 	EOF
 }
 
+# shared_action L R: one tunnel_key action (index 7) from L to R for what
+# $HA's d0 sends to 10.9.0.2, .3 and .4, then mirred to stt0, sttb and
+# sttn (shared_cache's addr).
+shared_action()
+{
+	local dev
+
+	tc -n "$HA" filter del dev d0 egress 2>/dev/null
+	tc -n "$HA" actions del action tunnel_key index 7 2>/dev/null
+	{
+		echo "actions add action tunnel_key set id $KEY src_ip $1 dst_ip $2 index 7"
+		for dev in stt0 sttb sttn; do
+			echo "filter add dev d0 egress protocol ip flower dst_ip ${addr[$dev]} action tunnel_key index 7 action mirred egress redirect dev $dev"
+		done
+	} | tc -n "$HA" -b -
+}
+
+# ping_through DEV: pings from $HA, on CPU 0, that the shared action sends
+# to DEV; what ua, ux and un sent meanwhile goes to DELTA (0 1 2).
+DELTA=()
+ping_through()
+{
+	local o0 o1 d
+
+	read -r -a o0 <<<"$(out3)"
+	ip netns exec "$HA" taskset -c 0 \
+		ping -q -c 3 -i 0.2 -w 2 "${addr[$1]}" >/dev/null 2>&1
+	read -r -a o1 <<<"$(out3)"
+	for d in 0 1 2; do
+		DELTA[d]=$((o1[d] - o0[d]))
+	done
+}
+
 # One tunnel_key action's metadata carries one route cache for every
 # packet it sets, whichever device the packet then goes to. Here it feeds
 # three external devices of $HA: stt0 (no underlay device: routes through
@@ -393,7 +426,7 @@ far_end()
 # pings run on one CPU: the cache is per CPU.
 shared_cache()
 {
-	local fam l r order dev o0 o1 d got ok desc seen=
+	local fam l r order dev d got ok desc seen=
 	local -A addr=([stt0]=10.9.0.2 [sttb]=10.9.0.3 [sttn]=10.9.0.4)
 	local -A via=([stt0]=0 [sttb]=1 [sttn]=2)
 
@@ -444,24 +477,14 @@ shared_cache()
 		else
 			l=$UL6_A r=$UL6_B order="stt0 sttb sttn stt0"
 		fi
-		tc -n "$HA" filter del dev d0 egress 2>/dev/null
-		tc -n "$HA" actions del action tunnel_key index 7 2>/dev/null
-		{
-			echo "actions add action tunnel_key set id $KEY src_ip $l dst_ip $r index 7"
-			for dev in stt0 sttb sttn; do
-				echo "filter add dev d0 egress protocol ip flower dst_ip ${addr[$dev]} action tunnel_key index 7 action mirred egress redirect dev $dev"
-			done
-		} | tc -n "$HA" -b -
+		shared_action "$l" "$r"
 		check_err $? "IPv$fam: cannot add the shared action and its filters"
 		for dev in $order; do
-			read -r -a o0 <<<"$(out3)"
-			ip netns exec "$HA" taskset -c 0 \
-				ping -q -c 3 -i 0.2 -w 2 "${addr[$dev]}" >/dev/null 2>&1
-			read -r -a o1 <<<"$(out3)"
+			ping_through "$dev"
 			got="" ok=1
 			for d in 0 1 2; do
-				got+=" +$((o1[d] - o0[d]))"
-				if ((d == ${via[$dev]} ? o1[d] - o0[d] < 3 : o1[d] != o0[d])); then
+				got+=" +${DELTA[d]}"
+				if ((d == ${via[$dev]} ? DELTA[d] < 3 : DELTA[d])); then
 					ok=0
 				fi
 			done
