@@ -10,7 +10,9 @@
 # what tunnel_key set, and other values that must not match; "tc -s"
 # counters; the 32-bit limit of tc's key ids; and one tunnel_key action
 # (one route cache) shared by three external devices: one bound to an
-# underlay device, one that is not, one that routes in another namespace.
+# underlay device, one that is not, one that routes in another namespace;
+# and an IPv4-mapped source to an IPv6 remote, refused by a bound device
+# as by an unbound one.
 #
 #   +- $VA ------+   +- $HA -----------------+   +- $HB -----------------+   +- $VB ------+
 #   | eth0       +---+ vm0: matchall ->      |   |      <- matchall: vm0 +---+ eth0       |
@@ -426,7 +428,7 @@ ping_through()
 # pings run on one CPU: the cache is per CPU.
 shared_cache()
 {
-	local fam l r order dev d got ok desc seen=
+	local fam l r order dev d got ok desc c0 c1 seen=
 	local -A addr=([stt0]=10.9.0.2 [sttb]=10.9.0.3 [sttn]=10.9.0.4)
 	local -A via=([stt0]=0 [sttb]=1 [sttn]=2)
 
@@ -496,6 +498,25 @@ shared_cache()
 	desc="one tunnel_key action, external devices unbound, bound (dev) and routing in another netns: each one's packets leave through its own underlay"
 	log_info "packets out of ua, ux, un:${seen%;}"
 	log_test "$desc"
+
+	# An IPv4-mapped source to an IPv6 remote is refused by the kernel's
+	# IPv6 output lookup (ip6_dst_lookup_flow(): EAFNOSUPPORT): dropped
+	# and counted as no route, by a bound device as by an unbound one.
+	RET=0
+	seen=
+	shared_action "::ffff:$UL4_A" "$UL6_B"
+	check_err $? "cannot add the shared action from ::ffff:$UL4_A"
+	for dev in stt0 sttb; do
+		c0=$(dev_stat "$HA" "$dev" tx_drop_no_route)
+		ping_through "$dev"
+		c1=$(dev_stat "$HA" "$dev" tx_drop_no_route)
+		got="+${DELTA[0]} +${DELTA[1]} +${DELTA[2]}"
+		[[ $got == "+0 +0 +0" ]] && ((c1 - c0 >= 3))
+		check_err $? "$dev: packets out of ua, ux, un: $got; tx_drop_no_route +$((c1 - c0))"
+		seen+=" $dev: $got, +$((c1 - c0));"
+	done
+	log_info "packets out of ua, ux, un, tx_drop_no_route:${seen%;}"
+	log_test "tunnel_key src_ip ::ffff:$UL4_A dst_ip $UL6_B: stt0 and sttb (dev ux) send nothing, count no route"
 
 	tc -n "$HA" filter del dev d0 egress
 	tc -n "$HA" actions del action tunnel_key index 7

@@ -491,13 +491,17 @@ err_rt:
  * source, a link-local or multicast destination or a bound socket, so a
  * better route through another device would win. The underlay device
  * (dev) is a must: ask strictly, then for the transform, as
- * ip6_dst_lookup_flow() does.
+ * ip6_dst_lookup_flow() does, and refuse what its ip6_dst_lookup_tail()
+ * refuses: an IPv4-mapped source to a native IPv6 destination.
  */
 static struct dst_entry *stt_route6_bound(struct net *net, struct flowi6 *fl6)
 {
 	struct dst_entry *dst;
 	int err;
 
+	if (ipv6_addr_v4mapped(&fl6->saddr) &&
+	    !ipv6_addr_v4mapped(&fl6->daddr) && !ipv6_addr_any(&fl6->daddr))
+		return ERR_PTR(-EAFNOSUPPORT);
 	dst = ip6_route_output_flags(net, NULL, fl6, RT6_LOOKUP_F_IFACE);
 	err = dst->error;
 	if (err) {
