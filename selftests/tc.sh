@@ -533,6 +533,7 @@ shared_cache()
 require_root
 require_command tc
 require_command jq
+require_command ethtool
 require_command ping
 require_command python3
 require_stt

@@ -488,8 +488,8 @@ err_rt:
 #if IS_ENABLED(CONFIG_IPV6)
 /* With a source address given, IPv6 takes flowi6_oif as a preference:
  * ip6_route_output_flags_noref() asks strictly only for an unspecified
- * source, a link-local or multicast destination or a bound socket, so a
- * better route through another device would win. The underlay device
+ * source, a link-local, multicast or loopback destination or a bound
+ * socket, so a better route through another device would win. The underlay device
  * (dev) is a must: ask strictly, then for the transform, as
  * ip6_dst_lookup_flow() does, and refuse what its ip6_dst_lookup_tail()
  * refuses: an IPv4-mapped source to a native IPv6 destination.
