@@ -382,7 +382,8 @@ test_tos_ttl_df() {
 # lookups share the key's route cache: a wrong answer here sends the
 # packet wrong too (tried: a lookup without the tos sent both from
 # 172.31.1.100). The far end drops these packets (its stt1 expects
-# 172.31.1.100); only what leaves matters.
+# 172.31.1.100); only what leaves matters. IPv4 only: OVS's IPFIX tunnel
+# record has IPv4 address fields only (ofproto-dpif-ipfix.c).
 test_ipfix_egress() {
 	local desc="OVS: IPFIX egress tunnel info is the packet's own source (DSCP rule, ECN inner)"
 	local port=4739 rec line src sport want='172.31.1.200'
