@@ -489,10 +489,11 @@ err_rt:
 /* With a source address given, IPv6 takes flowi6_oif as a preference:
  * ip6_route_output_flags_noref() asks strictly only for an unspecified
  * source, a link-local, multicast or loopback destination or a bound
- * socket, so a better route through another device would win. The underlay device
- * (dev) is a must: ask strictly, then for the transform, as
- * ip6_dst_lookup_flow() does, and refuse what its ip6_dst_lookup_tail()
- * refuses: an IPv4-mapped source to a native IPv6 destination.
+ * socket, so a better route through another device would win. The
+ * underlay device (dev) is a must: ask strictly, then for the transform,
+ * as ip6_dst_lookup_flow() does, and refuse what its
+ * ip6_dst_lookup_tail() refuses: an IPv4-mapped source to a native IPv6
+ * destination.
  */
 static struct dst_entry *stt_route6_bound(struct net *net, struct flowi6 *fl6)
 {
